@@ -1,0 +1,28 @@
+"""Shared test setup: paths, markers, and the promtool the tests lint with."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+sys.path.insert(0, TESTS)  # for `support`
+sys.path.insert(0, os.path.join(ROOT, "exporters"))  # the package, also when not installed
+
+FIXTURES = os.path.join(TESTS, "fixtures")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: needs real servers (MariaDB, sysbench, Prometheus)")
+
+
+@pytest.fixture(scope="session")
+def promtool() -> str:
+    path = shutil.which("promtool")
+    if not path:
+        pytest.fail("promtool is not installed (apt-get install prometheus); .ci/run installs it")
+    return path

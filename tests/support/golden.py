@@ -1,0 +1,94 @@
+"""Golden files: the whole exposition for each fixture, compared with a committed file.
+
+Regenerate with ``UPDATE_GOLDEN=1 python -m pytest tests/unit/test_golden.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from innodb_exporter import exposition, model, offline, sources
+from innodb_exporter.server import ServerInfo
+from innodb_exporter.target import ScrapeResult, SourceResult, disabled_counters
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(TESTS, "fixtures")
+GOLDEN = os.path.join(TESTS, "golden")
+
+
+def status_fixtures() -> list[str]:
+    folder = os.path.join(FIXTURES, "innodb_status")
+    return sorted(f for f in os.listdir(folder) if f.endswith(".txt"))
+
+
+def server_captures() -> list[str]:
+    folder = os.path.join(FIXTURES, "servers")
+    return sorted(f for f in os.listdir(folder) if f.endswith(".json"))
+
+
+def read_status(name: str) -> str:
+    with open(os.path.join(FIXTURES, "innodb_status", name), encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def load_capture(name: str) -> tuple[ServerInfo, dict]:
+    with open(os.path.join(FIXTURES, "servers", name), encoding="utf-8") as f:
+        capture = json.load(f)
+    s = capture["server"]
+    server = ServerInfo(s["flavor"], tuple(s["version"]), s["performance_schema"], s["metrics_state_column"])
+    return server, capture["sources"]
+
+
+def snapshot_from_capture(name: str) -> tuple[model.Snapshot, dict[str, SourceResult]]:
+    """Feed recorded rows through each source's from_rows, as a live scrape would."""
+    server, rows = load_capture(name)
+    snapshot = model.Snapshot(server=server)
+    results = {}
+    for source in sources.ALL:
+        if source.NAME not in rows:
+            results[source.NAME] = SourceResult(source.NAME, kind="unsupported", message="not recorded")
+            continue
+        source_rows = rows[source.NAME]
+        if source.NAME == sources.engine_innodb_status.NAME:
+            source_rows = [[source_rows[0][0], source_rows[0][1], read_status(name[:-5] + ".txt")]]
+        data = source.from_rows(source_rows)
+        setattr(snapshot, source.FIELD, data)
+        results[source.NAME] = SourceResult(source.NAME, up=True)
+    return snapshot, results
+
+
+def capture_exposition(name: str) -> str:
+    snapshot, results = snapshot_from_capture(name)
+    result = ScrapeResult(up=True, server=snapshot.server, sources=results, snapshot=snapshot,
+                          disabled_counters=disabled_counters(snapshot))
+    fams = [f for f in exposition.families(result, top=20)
+            if f.name != "innodb_exporter_source_duration_seconds"]  # timings differ run to run
+    return exposition.render(fams)[0].decode()
+
+
+def status_exposition(name: str) -> str:
+    return offline.render(offline.parse_text(read_status(name))).decode()
+
+
+def golden_path(kind: str, fixture: str) -> str:
+    return os.path.join(GOLDEN, kind, os.path.splitext(fixture)[0] + ".prom")
+
+
+def check(kind: str, fixture: str, actual: str) -> str | None:
+    """None when the golden file matches (or was just rewritten); else a message."""
+    path = golden_path(kind, fixture)
+    if os.environ.get("UPDATE_GOLDEN"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(actual)
+        return None
+    if not os.path.exists(path):
+        return f"no golden file {path}; run with UPDATE_GOLDEN=1 and review it"
+    with open(path, encoding="utf-8") as f:
+        expected = f.read()
+    if expected != actual:
+        import difflib
+
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), "golden", "actual", n=1))
+        return f"{path} differs:\n{diff[:4000]}"
+    return None

@@ -1,0 +1,219 @@
+"""Throwaway servers for tests: a MariaDB in a temporary data directory, sysbench load, processes.
+
+Everything started here is stopped by the same object (by pid), so a test never depends on something
+left running, and never touches a server it did not start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from contextlib import closing
+
+import pymysql
+
+
+def free_port() -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    last_exc = None
+    while time.monotonic() < deadline:
+        try:
+            value = predicate()
+            if value:
+                return value
+        except Exception as exc:  # the thing waited for is not up yet
+            last_exc = exc
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout}s waiting for {what}" + (f": {last_exc}" if last_exc else ""))
+
+
+def _find(*names: str) -> str | None:
+    for name in names:
+        path = shutil.which(name) or (f"/usr/sbin/{name}" if os.path.exists(f"/usr/sbin/{name}") else None)
+        if path:
+            return path
+    return None
+
+
+# Settings the stack recommends for monitoring (docs/grants.md): latch instruments on, and a REDO log
+# small enough that sysbench moves checkpoint age within seconds.
+MONITORING_OPTIONS = (
+    "--performance-schema=ON",
+    "--performance-schema-instrument=wait/synch/%/innodb/%=ON",
+    "--innodb-log-file-size=32M",
+    "--innodb-buffer-pool-size=128M",
+)
+
+
+class MariaDB:
+    """A MariaDB server of its own: ``with MariaDB() as db: db.connect()``."""
+
+    def __init__(self, options=MONITORING_OPTIONS, basedir: str | None = None, root_password: str = "root-pw"):
+        self.basedir = basedir
+        self.options = tuple(options)
+        self.root_password = root_password
+        self.tmp = tempfile.mkdtemp(prefix="innodb-test-db-")
+        self.datadir = os.path.join(self.tmp, "data")
+        self.socket = os.path.join(self.tmp, "mysqld.sock")
+        self.port = free_port()
+        self.log_path = os.path.join(self.tmp, "error.log")
+        self.proc: subprocess.Popen | None = None
+
+    def _bin(self, *names: str) -> str:
+        if self.basedir:
+            for name in names:
+                for sub in ("bin", "sbin", "scripts"):
+                    path = os.path.join(self.basedir, sub, name)
+                    if os.path.exists(path):
+                        return path
+        found = _find(*names)
+        if not found:
+            raise RuntimeError(f"none of {', '.join(names)} is installed (apt-get install mariadb-server)")
+        return found
+
+    def install(self) -> None:
+        cmd = [self._bin("mariadb-install-db", "mysql_install_db"), "--no-defaults", f"--datadir={self.datadir}",
+               "--user=" + _user()]
+        if self.basedir:
+            cmd.append(f"--basedir={self.basedir}")
+        # 10.4+ needs these for a root with a password; older releases do not know them.
+        modern = ["--auth-root-authentication-method=normal", "--skip-test-db"]
+        out = subprocess.run(cmd + modern, capture_output=True, text=True, cwd=self.basedir or self.tmp)
+        if out.returncode != 0:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            # --force: old releases insist on resolving the host name, which a sandbox may not.
+            out = subprocess.run(cmd + ["--force"], capture_output=True, text=True, cwd=self.basedir or self.tmp)
+        if out.returncode != 0:
+            raise RuntimeError(f"mariadb-install-db failed: {out.stdout[-2000:]}{out.stderr[-2000:]}")
+
+    def start(self, extra=()) -> "MariaDB":
+        if not os.path.exists(self.datadir):
+            self.install()
+        cmd = [self._bin("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.datadir}",
+               f"--socket={self.socket}", f"--port={self.port}", "--bind-address=127.0.0.1",
+               f"--log-error={self.log_path}", f"--pid-file={os.path.join(self.tmp, 'mysqld.pid')}",
+               "--user=" + _user(), "--skip-name-resolve", *self.options, *extra]
+        if self.basedir:
+            cmd += [f"--basedir={self.basedir}", f"--lc-messages-dir={os.path.join(self.basedir, 'share')}"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        wait_for(lambda: self._ping(), 60, what=f"MariaDB on port {self.port} (log: {self.log_path})")
+        return self
+
+    def _ping(self) -> bool:
+        if self.proc and self.proc.poll() is not None:
+            raise RuntimeError(f"mariadbd exited with {self.proc.returncode}: {self.error_log()[-2000:]}")
+        for password in (self.root_password, ""):
+            try:
+                conn = pymysql.connect(unix_socket=self.socket, user="root", password=password, connect_timeout=2)
+            except pymysql.err.OperationalError:
+                continue
+            with conn, conn.cursor() as cur:
+                if password == "":
+                    cur.execute("SET PASSWORD FOR 'root'@'localhost' = PASSWORD(%s)", (self.root_password,))
+            return True
+        return False
+
+    def error_log(self) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def connect(self, user: str = "root", password: str | None = None, **kwargs):
+        return pymysql.connect(unix_socket=self.socket, user=user,
+                               password=self.root_password if password is None else password,
+                               autocommit=True, **kwargs)
+
+    def sql(self, statement: str, args=None):
+        with self.connect() as conn, conn.cursor() as cur:
+            cur.execute(statement, args)
+            return cur.fetchall()
+
+    def create_user(self, user: str, password: str, grants=("PROCESS, REPLICATION CLIENT ON *.*",
+                                                            "SELECT ON performance_schema.*")) -> None:
+        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY %s", (password,))
+        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'localhost' IDENTIFIED BY %s", (password,))
+        for grant in grants:
+            self.sql(f"GRANT {grant} TO '{user}'@'%'")
+            self.sql(f"GRANT {grant} TO '{user}'@'localhost'")
+
+    def kill(self) -> None:
+        """Stop abruptly, the way a crash would."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(30)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+
+class Sysbench:
+    """``sysbench oltp_read_write`` against a MariaDB, prepared once, run in the background."""
+
+    def __init__(self, db: MariaDB, tables: int = 4, table_size: int = 20000, threads: int = 4,
+                 workload: str = "oltp_read_write"):
+        self.db = db
+        self.common = ["--db-driver=mysql", f"--mysql-socket={db.socket}", "--mysql-user=root",
+                       f"--mysql-password={db.root_password}", "--mysql-db=sbtest",
+                       f"--tables={tables}", f"--table-size={table_size}"]
+        self.threads = threads
+        self.workload = workload
+        self.proc: subprocess.Popen | None = None
+
+    def prepare(self) -> "Sysbench":
+        self.db.sql("CREATE DATABASE IF NOT EXISTS sbtest")
+        out = subprocess.run(["sysbench", self.workload, *self.common, "prepare"], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"sysbench prepare failed: {out.stdout[-1000:]}{out.stderr[-1000:]}")
+        return self
+
+    def start(self, seconds: int = 3600, rate: int = 0, extra=()) -> "Sysbench":
+        cmd = ["sysbench", self.workload, *self.common, f"--threads={self.threads}", f"--time={seconds}",
+               f"--rate={rate}", "--report-interval=0", "--db-ps-mode=disable", "--mysql-ignore-errors=all",
+               *extra, "run"]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        return self
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def _user() -> str:
+    """mariadbd refuses to run as root unless told to; run as whoever we are."""
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
