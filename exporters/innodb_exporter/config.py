@@ -142,7 +142,6 @@ def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
     options = ScrapeOptions(
         sources=tuple(s.NAME for s in sources.ALL if s.NAME not in args.disabled_sources),
         top=args.top, enable_counters=args.enable_counters,
-        max_query_seconds=max(args.scrape_timeout, 30.0),
     )
     return Config(listen_host, listen_port, args.web_telemetry_path, connection, my_cnf, options,
                   args.timeout_offset, args.scrape_timeout, web), []

@@ -47,8 +47,10 @@ class ConnectionSettings:
             context.verify_mode = ssl.CERT_NONE
         return {"ssl": context}
 
-    def connect(self, read_timeout: float) -> pymysql.connections.Connection:
-        kwargs = dict(user=self.user, password=self.password, connect_timeout=self.connect_timeout,
+    def connect(self, read_timeout: float, connect_timeout: float | None = None) -> pymysql.connections.Connection:
+        timeout = self.connect_timeout if connect_timeout is None else max(0.1, min(connect_timeout, self.connect_timeout))
+        read_timeout = max(0.1, read_timeout)  # PyMySQL also bounds the handshake with it
+        kwargs = dict(user=self.user, password=self.password, connect_timeout=timeout,
                       read_timeout=read_timeout, write_timeout=read_timeout, autocommit=True,
                       charset="utf8mb4", program_name="innodb-exporter")
         if self.socket:
@@ -105,7 +107,7 @@ def describe(exc: BaseException, settings: ConnectionSettings) -> tuple[str, str
         return "access_denied", (f"access denied connecting to {settings.address}: {server_text} "
                                  "(check --mysqld.username and the password in MYSQLD_EXPORTER_PASSWORD or the my.cnf)")
     if code in PRIVILEGE:
-        return "privilege", f"missing privilege: {server_text}"
+        return "privilege", f"missing privilege: {server_text} (the grants are in README.md)"
     if code in MISSING:
         return "missing", f"not available on this server: {server_text}"
     if code in CONNECTION or isinstance(exc, (OSError, pymysql.err.InterfaceError)):

@@ -15,8 +15,6 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
-import pymysql
-
 from . import model, sources
 from .connection import ConnectionSettings, describe, probe_server, set_query_timeout
 from .server import ServerInfo
@@ -31,7 +29,6 @@ class ScrapeOptions:
     sources: tuple[str, ...] = tuple(s.NAME for s in sources.ALL)
     top: int = 20  # series kept per latch family before summing into "other"
     enable_counters: bool = False  # SET GLOBAL innodb_monitor_enable for needed counters that are off
-    max_query_seconds: float = 30.0  # no query outlives this, whatever the scrape deadline
 
 
 @dataclass
@@ -136,8 +133,8 @@ class Target:
 
     def _connect(self, deadline: float, results: dict[str, SourceResult]) -> bool:
         try:
-            self._conn = self.settings.connect(read_timeout=self.options.max_query_seconds)
-            set_query_timeout(self._conn, deadline - time.monotonic())
+            remaining = deadline - time.monotonic()
+            self._conn = self.settings.connect(read_timeout=remaining, connect_timeout=remaining)
             self._server = probe_server(self._conn)
             self._tried_enabling = False
         except Exception as exc:  # PyMySQL, socket and SSL errors alike
@@ -148,8 +145,9 @@ class Target:
                 results[name] = SourceResult(name, kind=kind, message=message)
                 self._errors[name] += 1
             return False
-        self._note("connect", None, logging.INFO,
-                   f"connected to {self.settings.address}: {self._server.flavor} {self._server.version_text}")
+        self._logged.pop("connect", None)
+        log.info("connected to %s: %s %s", self.settings.address, self._server.flavor, self._server.version_text,
+                 extra={"target": self.settings.address})
         return True
 
     def _read(self, source, deadline, results, snapshot) -> str:
@@ -168,8 +166,8 @@ class Target:
         except Exception as exc:
             duration = time.monotonic() - started
             kind, message = describe(exc, self.settings)
-            if isinstance(exc, pymysql.err.OperationalError) and kind == "other" and duration >= remaining - 0.01:
-                kind, message = "timeout", f"no answer within {remaining:.2f}s"
+            if duration >= remaining - 0.05:  # the socket timed out at the deadline we set
+                kind, message = "timeout", f"no answer within {remaining:.2f}s (scrape deadline)"
             lost = kind in ("connection", "timeout") or not getattr(self._conn, "open", False)
             if lost:
                 self._close()
@@ -254,17 +252,13 @@ class Target:
     def _note(self, key: str, problem: str | None, level: int, recovered: str | None = None) -> None:
         """Log a problem when it first appears or changes, and its end once."""
         before = self._logged.get(key)
-        if problem is not None:
-            if problem != before:
-                self._logged[key] = problem
-                log.log(level, "%s", problem, extra={"target": self.settings.address})
-        elif before is not None:
+        if problem is not None and problem != before:
+            self._logged[key] = problem
+            log.log(level, "%s", problem, extra={"target": self.settings.address})
+        elif problem is None and before is not None:
             del self._logged[key]
             if recovered:
                 log.log(level, "%s", recovered, extra={"target": self.settings.address})
-        elif recovered and key == "connect" and not getattr(self, "_announced", False):
-            self._announced = True
-            log.log(level, "%s", recovered, extra={"target": self.settings.address})
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None

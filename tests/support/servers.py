@@ -46,6 +46,9 @@ def _find(*names: str) -> str | None:
     return None
 
 
+# The account the tests give the exporter: the grants docs/grants.md asks for.
+EXPORTER_USER, EXPORTER_PASSWORD = "exporter", "exp-Secret-4711"
+
 # Settings the stack recommends for monitoring (docs/grants.md): latch instruments on, and a REDO log
 # small enough that sysbench moves checkpoint age within seconds.
 MONITORING_OPTIONS = (
@@ -142,9 +145,13 @@ class MariaDB:
             cur.execute(statement, args)
             return cur.fetchall()
 
-    def create_user(self, user: str, password: str, grants=("PROCESS, REPLICATION CLIENT ON *.*",
-                                                            "SELECT ON performance_schema.*")) -> None:
-        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY %s", (password,))
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def create_user(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD,
+                    grants=("PROCESS, REPLICATION CLIENT ON *.*", "SELECT ON performance_schema.*")) -> None:
+        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'%%' IDENTIFIED BY %s", (password,))
         self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'localhost' IDENTIFIED BY %s", (password,))
         for grant in grants:
             self.sql(f"GRANT {grant} TO '{user}'@'%'")

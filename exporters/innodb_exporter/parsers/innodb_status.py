@@ -29,21 +29,11 @@ SECTION_TITLES = (
     "ROW OPERATIONS",
 )
 
-# -----
-# LOG
-# -----
-_HEADER_RE = re.compile(
-    r"^-{3,}[ \t]*\r?\n(" + "|".join(re.escape(t) for t in SECTION_TITLES) + r")[ \t]*\r?\n-{3,}[ \t]*$",
-    re.M,
-)
+_DASHES_RE = re.compile(r"-{3,}[ \t]*")  # the line above and below a title
 # END OF INNODB MONITOR OUTPUT
 _END_RE = re.compile(r"^END OF INNODB MONITOR OUTPUT", re.M)
 # ...truncated...   (MySQL cuts the transaction list when the text exceeds 1 MB)
 _TRUNCATED_MARK = "...truncated..."
-
-_INT = r"(\d+)"
-_FLOAT = r"(\d+(?:\.\d+)?)"
-
 
 @dataclass
 class SpinStats:
@@ -182,25 +172,47 @@ def parse(text: str) -> InnodbStatus:
         status.problems.append("status text is not a string")
         return status
     text = text.replace("\r\n", "\n")
-    headers = list(_HEADER_RE.finditer(text))
+    headers = _headers(text)
     if not headers:
         status.problems.append("no InnoDB monitor section header found")
         return status
-    status.complete = _END_RE.search(text, headers[-1].end()) is not None
+    status.complete = _END_RE.search(text, headers[-1][2]) is not None
     if not status.complete:
         status.problems.append("text ends before END OF INNODB MONITOR OUTPUT (truncated)")
-    for i, header in enumerate(headers):
-        title = header.group(1)
-        end = headers[i + 1].start() if i + 1 < len(headers) else len(text)
-        body = text[header.end():end]
+    for i, (title, _, body_start) in enumerate(headers):
+        end = headers[i + 1][1] if i + 1 < len(headers) else len(text)
         reader = _READERS.get(title)
         if reader is None:
             continue
         try:
-            reader(status, body)
+            reader(status, text[body_start:end])
         except (ValueError, IndexError, OverflowError) as exc:  # a garbled number or line
             status.problems.append(f"section {title}: {exc}")
     return status
+
+
+def _headers(text: str) -> list[tuple[str, int, int]]:
+    """(title, start of the header, start of the body) of each section, in text order.
+
+    A header is a known title on a line of its own between two dashed lines:
+        ---
+        LOG
+        ---
+    Looking the titles up with str.find keeps this fast on a 1 MB text.
+    """
+    found = []
+    for title in SECTION_TITLES:
+        needle = "\n" + title + "\n"
+        pos = text.find(needle)
+        while pos >= 0:
+            above_start = text.rfind("\n", 0, pos) + 1
+            below_start = pos + len(needle)
+            below_end = text.find("\n", below_start)
+            below_end = len(text) if below_end < 0 else below_end
+            if _DASHES_RE.fullmatch(text, above_start, pos) and _DASHES_RE.fullmatch(text, below_start, below_end):
+                found.append((title, above_start, below_end))
+            pos = text.find(needle, pos + 1)
+    return sorted(found, key=lambda h: h[1])
 
 
 # --- SEMAPHORES -------------------------------------------------------------------------------
@@ -291,10 +303,10 @@ _HISTORY_RE = re.compile(r"^History list length (\d+)", re.M)
 # ---TRANSACTION (0x7f519d363d80), ACTIVE 12 sec starting index read
 # ---TRANSACTION 0 80157600, ACTIVE 4 sec, process no 3396, OS thread id 1148250464 fetching rows
 # ---TRANSACTION 2BB0, ACTIVE (PREPARED) 31 sec
-_TRX_RE = re.compile(r"^---TRANSACTION [^\n]*", re.M)
+_TRX_MARK = "\n---TRANSACTION "
 _TRX_ACTIVE_RE = re.compile(r", ACTIVE (?:\(PREPARED\) )?(\d+) sec")
 # LOCK WAIT 2 lock struct(s), heap size 1136, 1 row lock(s)
-_LOCK_WAIT_RE = re.compile(r"^LOCK WAIT ", re.M)
+_LOCK_WAIT_MARK = "\nLOCK WAIT "
 
 
 def _trx_id(token: str) -> int:
@@ -315,16 +327,17 @@ def _read_transactions(status: InnodbStatus, body: str) -> None:
         trx.purge_done_for = _trx_id(m.group(1))
     if m := _HISTORY_RE.search(body):
         trx.history_list_length = int(m.group(1))
-    oldest = None
-    for m in _TRX_RE.finditer(body):
+    oldest = 0
+    # Split rather than scan line by line: a long list is most of a 1 MB text.
+    for entry in body.split(_TRX_MARK)[1:]:
         trx.listed += 1
-        active = _TRX_ACTIVE_RE.search(m.group(0))
+        end = entry.find("\n")
+        active = _TRX_ACTIVE_RE.search(entry, 0, end if end >= 0 else len(entry))
         if active:
             trx.active += 1
-            seconds = int(active.group(1))
-            oldest = seconds if oldest is None else max(oldest, seconds)
-    trx.oldest_active_seconds = oldest or 0
-    trx.lock_waits = len(_LOCK_WAIT_RE.findall(body))
+            oldest = max(oldest, int(active.group(1)))
+    trx.oldest_active_seconds = oldest
+    trx.lock_waits = body.count(_LOCK_WAIT_MARK)
     trx.truncated = _TRUNCATED_MARK in body
     status.transactions = trx
 
