@@ -11,6 +11,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 sys.path.insert(0, TESTS)  # for `support`
+sys.path.insert(0, ROOT)  # for `stack` and `alerts`
 sys.path.insert(0, os.path.join(ROOT, "exporters"))  # the package, also when not installed
 
 FIXTURES = os.path.join(TESTS, "fixtures")

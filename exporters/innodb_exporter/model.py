@@ -332,12 +332,12 @@ CATALOGUE: tuple[Metric, ...] = (
                         lambda lim: lim.async_age),
            ), headline=True),
     Metric("innodb_checkpoint_age_sync_bytes", "gauge", "bytes",
-           "Age at which InnoDB flushes synchronously (max_modified_age_sync). MariaDB 10.5+ has no such point: "
-           "there the max checkpoint age plays its part.",
+           "Age at which InnoDB flushes synchronously (max_modified_age_sync). On MariaDB 10.5+ that is the max "
+           "checkpoint age, where it flushes furiously.",
            series=one(
                counter("log_max_modified_age_sync", "MySQL" + OFF),
-               computed("computed from the REDO settings (docs/redo-model.md)", "MySQL 5.7+",
-                        lambda lim: lim.sync_age),
+               computed("computed from the REDO settings (docs/redo-model.md)",
+                        "MySQL 5.7+, MariaDB 10.0+ (10.5+: the max checkpoint age)", lambda lim: lim.sync_age),
            ), headline=True),
     Metric("innodb_redo_capacity_bytes", "gauge", "bytes",
            "Total REDO log capacity: innodb_redo_log_capacity, or innodb_log_file_size × innodb_log_files_in_group.",

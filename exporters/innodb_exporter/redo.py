@@ -65,7 +65,7 @@ class Limits:
     capacity: int | None = None  # total REDO bytes on disk
     max_checkpoint_age: int | None = None  # writers stall above this checkpoint age
     async_age: int | None = None  # adaptive flushing turns aggressive (async preflush)
-    sync_age: int | None = None  # synchronous flushing (None where the server has no such point)
+    sync_age: int | None = None  # synchronous flushing
 
 
 def _down(value: float, align: int = BLOCK) -> int:
@@ -154,8 +154,9 @@ def _mariadb(header: int) -> Callable[[Settings], Limits]:
         smallest -= smallest // 10
         margin = smallest - 48 * s.page_size
         margin -= margin // 10
-        # No sync point: above max_checkpoint_age MariaDB flushes furiously and writers wait.
-        return Limits(s.log_file_size, margin, margin - margin // 8, None)
+        # MariaDB has no separate sync point: above max_checkpoint_age it flushes synchronously
+        # ("furious" flushing) and writers wait, so that one limit is its sync point too.
+        return Limits(s.log_file_size, margin, margin - margin // 8, margin)
 
     limits.__doc__ = f"MariaDB ``log_t::set_capacity()`` with a {header}-byte log header."
     return limits

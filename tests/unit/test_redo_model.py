@@ -31,7 +31,7 @@ def test_mariadb_formula_matches_the_servers_own_numbers(capture):
         {k.lower(): v for k, v in variables.items()}))
     assert limits.max_checkpoint_age == int(status["Innodb_checkpoint_max_age"])
     assert limits.async_age == counters["log_max_modified_age_async"]
-    assert limits.sync_age is None  # MariaDB 10.5+ has no sync point
+    assert limits.sync_age == limits.max_checkpoint_age  # MariaDB 10.5+: the max is where it flushes synchronously
 
 
 def test_xtradb_prints_the_57_formula_values():

@@ -1,0 +1,349 @@
+"""The stack without Docker: the compose services as local processes, from Debian's packages.
+
+    python -m stack.native up | down | status        (./innodb-stack up runs this when no Docker engine runs)
+
+Everything lives under ``.stack/`` (data, logs, pid files, the generated credentials), so ``down``
+stops exactly what ``up`` started and ``up`` again resumes with the same data. Prometheus runs the very
+prometheus.yml and rules compose uses; only the addresses in its target files differ.
+
+Environment:
+  MYSQL_ADDRESS              watch this server instead of starting the demo MariaDB; the exporters
+                             log in with MYSQL_EXPORTER_USER (default exporter) and MYSQLD_EXPORTER_PASSWORD
+  STACK_BIND                 address the services listen on (default 127.0.0.1)
+  STACK_PORT_<SERVICE>       e.g. STACK_PORT_PROMETHEUS=19090 (defaults: the usual ports, MariaDB 33306)
+  STACK_SYSBENCH_RATE        demo load in transactions per second (default 20; 0 = as fast as it goes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+
+from .servers import MONITORING_OPTIONS, MariaDB, Sysbench, wait_for
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROVISIONING = os.path.join(REPO, "provisioning")
+
+DEFAULT_PORTS = {
+    "mariadb": 33306, "innodb_exporter": 9207, "mysqld_exporter": 9104, "node_exporter": 9100,
+    "alertmanager": 9093, "prometheus": 9090, "grafana": 3000,
+}
+# The demo server: the monitoring options, the counters the exporter uses, a REDO log small enough that
+# checkpoint age moves under the demo load.
+DEMO_OPTIONS = MONITORING_OPTIONS + (
+    "--innodb-monitor-enable=module_buffer,module_log,module_purge,buffer_LRU_get_free_search",
+)
+
+
+@dataclass
+class Settings:
+    root: str = os.path.join(REPO, ".stack")
+    bind: str = "127.0.0.1"
+    ports: dict = field(default_factory=lambda: dict(DEFAULT_PORTS))
+    mysql_address: str | None = None  # None: start the demo MariaDB
+    mysql_options: tuple = DEMO_OPTIONS
+    sysbench_threads: int = 2
+    sysbench_rate: int = 20
+    rule_overrides: tuple = ()  # alerts/mixin.py --set KEY=VALUE, for tests that lower thresholds
+    python: str = sys.executable
+
+    @classmethod
+    def from_environment(cls, environ=os.environ) -> "Settings":
+        s = cls()
+        s.bind = environ.get("STACK_BIND", s.bind)
+        for name in s.ports:
+            value = environ.get(f"STACK_PORT_{name.upper()}")
+            if value:
+                s.ports[name] = int(value)
+        s.mysql_address = environ.get("MYSQL_ADDRESS") or None
+        s.sysbench_rate = int(environ.get("STACK_SYSBENCH_RATE", s.sysbench_rate))
+        return s
+
+    def path(self, *parts) -> str:
+        return os.path.join(self.root, *parts)
+
+    def address(self, service: str) -> str:
+        host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else self.bind
+        return f"{host}:{self.ports[service]}"
+
+    def url(self, service: str) -> str:
+        return f"http://{self.address(service)}"
+
+
+class Process:
+    """A background process known by its pid file, so that another invocation can stop it."""
+
+    def __init__(self, settings: Settings, name: str, pid_file: str | None = None):
+        self.name = name
+        self.pid_file = pid_file or settings.path("run", f"{name}.pid")
+        self.log_path = settings.path("logs", f"{name}.log")
+
+    def pid(self) -> int | None:
+        try:
+            with open(self.pid_file) as f:
+                pid = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+
+    def start(self, cmd: list[str], env=None) -> None:
+        if self.pid():
+            return
+        os.makedirs(os.path.dirname(self.pid_file), exist_ok=True)
+        os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
+        with open(self.log_path, "ab") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, start_new_session=True, cwd=REPO)
+        with open(self.pid_file, "w") as f:
+            f.write(f"{proc.pid}\n")
+
+    def stop(self, timeout: float = 60) -> bool:
+        pid = self.pid()
+        if pid is None:
+            return False
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while not _gone(pid):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                break
+            time.sleep(0.1)
+        if os.path.exists(self.pid_file) and not self.pid_file.endswith("mysqld.pid"):
+            os.remove(self.pid_file)
+        return True
+
+
+def _gone(pid: int) -> bool:
+    """True once the process has exited; reaps it when this process started it (no zombie)."""
+    try:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+    except ChildProcessError:  # not our child: `down` runs in a process of its own
+        pass
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return True
+    return False
+
+
+def _binary(*names: str) -> str:
+    for name in names:
+        found = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
+        if found:
+            return found
+    raise SystemExit(f"none of {', '.join(names)} is installed; ./innodb-stack up installs Debian's packages")
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _http_ok(url: str) -> bool:
+    with urllib.request.urlopen(url, timeout=2) as response:
+        return response.status == 200
+
+
+class Stack:
+    def __init__(self, settings: Settings):
+        self.s = settings
+        self.services = {name: Process(settings, name) for name in
+                         ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
+                          "prometheus", "grafana")}
+        self.mariadb_process = Process(settings, "mariadb", settings.path("mariadb", "mysqld.pid"))
+
+    # --- credentials -----------------------------------------------------------------------------
+
+    def _secret(self, name: str) -> str:
+        """A generated password, kept in .stack/secrets (mode 0600): no default password anywhere."""
+        path = self.s.path("secrets", name)
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(secrets.token_urlsafe(18))
+        with open(path) as f:
+            return f.read().strip()
+
+    def _exporter_cnf(self, host: str, port: int, user: str, password: str) -> str:
+        """The my.cnf both exporters read: the password stays out of command lines and environments."""
+        path = self.s.path("secrets", "exporter.cnf")
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+            f.write(f"[client]\nuser={user}\npassword={password}\nhost={host}\nport={port}\n")
+        return path
+
+    # --- up --------------------------------------------------------------------------------------
+
+    def check_ports(self) -> None:
+        taken = [f"{name} {port}" for name, port in self.s.ports.items()
+                 if not (name == "mariadb" and self.s.mysql_address) and not self._ours(name)
+                 and not _port_free(self.s.bind, port)]
+        if taken:
+            raise SystemExit(f"ports in use: {', '.join(taken)}; set STACK_PORT_<SERVICE> (e.g. "
+                             f"STACK_PORT_PROMETHEUS=19090) or stop what holds them")
+
+    def _ours(self, name: str) -> bool:
+        process = self.mariadb_process if name == "mariadb" else self.services.get(name)
+        return bool(process and process.pid())
+
+    def up(self) -> None:
+        self.check_ports()
+        os.makedirs(self.s.root, exist_ok=True)
+        if self.s.mysql_address:
+            host, _, port = self.s.mysql_address.rpartition(":")
+            user = os.environ.get("MYSQL_EXPORTER_USER", "exporter")
+            password = os.environ.get("MYSQLD_EXPORTER_PASSWORD", "")
+            cnf = self._exporter_cnf(host, int(port or 3306), user, password)
+        else:
+            cnf = self._demo_server()
+        self._start_exporters(cnf)
+        self._start_alertmanager()
+        self._start_prometheus()
+        self._start_grafana()
+        self._wait_ready()
+        self._print_urls()
+
+    def _demo_server(self) -> str:
+        db = MariaDB(options=self.s.mysql_options, directory=self.s.path("mariadb"), port=self.s.ports["mariadb"],
+                     root_password=self._secret("mariadb-root"))
+        first_time = not os.path.exists(db.datadir)
+        if not self.mariadb_process.pid():
+            db.start()
+            db.proc = None  # it outlives this command; `down` stops it by its pid file
+        exporter_password = self._secret("mariadb-exporter")
+        db.create_user("exporter", exporter_password)
+        load = Sysbench(db, threads=self.s.sysbench_threads)
+        if first_time:
+            load.prepare()
+        if not self.services["sysbench"].pid():
+            self.services["sysbench"].start(load.run_command(seconds=10 * 365 * 86400, rate=self.s.sysbench_rate))
+        return self._exporter_cnf("127.0.0.1", self.s.ports["mariadb"], "exporter", exporter_password)
+
+    def _start_exporters(self, cnf: str) -> None:
+        exporter = os.path.join(os.path.dirname(self.s.python), "innodb-exporter")
+        cmd = [exporter] if os.path.exists(exporter) else [self.s.python, "-m", "innodb_exporter"]
+        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "exporters"))
+        env.pop("MYSQLD_EXPORTER_PASSWORD", None)
+        self.services["innodb_exporter"].start(
+            [*cmd, f"--web.listen-address={self.s.address('innodb_exporter')}", f"--config.my-cnf={cnf}"], env=env)
+        self.services["mysqld_exporter"].start(
+            [_binary("prometheus-mysqld-exporter", "mysqld_exporter"), f"--config.my-cnf={cnf}",
+             f"--web.listen-address={self.s.address('mysqld_exporter')}"], env=env)
+        self.services["node_exporter"].start(
+            [_binary("prometheus-node-exporter", "node_exporter"),
+             f"--web.listen-address={self.s.address('node_exporter')}"])
+
+    def _start_alertmanager(self) -> None:
+        self.services["alertmanager"].start(
+            [_binary("prometheus-alertmanager", "alertmanager"),
+             f"--config.file={os.path.join(PROVISIONING, 'alertmanager', 'alertmanager.yml')}",
+             f"--storage.path={self.s.path('alertmanager')}",
+             f"--web.listen-address={self.s.address('alertmanager')}", "--cluster.listen-address="])
+
+    def prometheus_dir(self) -> str:
+        """The configuration Prometheus reads: compose's prometheus.yml and rules, local target files."""
+        config_dir = self.s.path("prometheus")
+        rules = os.path.join(config_dir, "rules")
+        shutil.rmtree(rules, ignore_errors=True)
+        os.makedirs(rules)
+        mixin = os.path.join(REPO, "alerts", "mixin.py")
+        sets = [arg for item in self.s.rule_overrides for arg in ("--set", item)]
+        subprocess.run([self.s.python, mixin, "--out", rules, *sets], check=True)
+        shutil.copy(os.path.join(PROVISIONING, "prometheus", "prometheus.yml"), config_dir)
+        env = dict(os.environ, MYSQL_ADDRESS=self.s.mysql_address or self.s.address("mariadb"),
+                   INNODB_EXPORTER=self.s.address("innodb_exporter"), MYSQLD_EXPORTER=self.s.address("mysqld_exporter"),
+                   NODE_EXPORTER=self.s.address("node_exporter"), PROMETHEUS=self.s.address("prometheus"),
+                   ALERTMANAGER=self.s.address("alertmanager"))
+        subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
+                        os.path.join(config_dir, "targets")], check=True, env=env)
+        return config_dir
+
+    def _start_prometheus(self) -> None:
+        config_dir = self.prometheus_dir()
+        self.services["prometheus"].start(
+            [_binary("prometheus"), f"--config.file={os.path.join(config_dir, 'prometheus.yml')}",
+             f"--storage.tsdb.path={os.path.join(config_dir, 'data')}",
+             f"--web.listen-address={self.s.address('prometheus')}", "--web.enable-lifecycle"])
+
+    def _start_grafana(self) -> None:
+        """Grafana joins where a grafana binary is installed (Debian does not package it)."""
+        try:
+            binary = _binary("grafana", "grafana-server")
+        except SystemExit:
+            return
+        from .grafana import command
+
+        self.services["grafana"].start(*command(self.s, binary, self._secret("grafana-admin")))
+
+    def _wait_ready(self) -> None:
+        checks = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": "/",
+                  "alertmanager": "/-/ready", "prometheus": "/-/ready", "grafana": "/api/health"}
+        for name, path in checks.items():
+            if name == "grafana" and not self.services["grafana"].pid():
+                continue
+            wait_for(lambda: _http_ok(self.s.url(name) + path), 60,
+                     what=f"{name} on {self.s.url(name)} (log: {self.services[name].log_path})")
+
+    def _print_urls(self) -> None:
+        print("InnoDB stack is up:")
+        for name in ("grafana", "prometheus", "alertmanager", "innodb_exporter", "mysqld_exporter", "node_exporter"):
+            if self.services[name].pid():
+                print(f"  {name:16} {self.s.url(name)}")
+        target = self.s.mysql_address or f"{self.s.address('mariadb')} (demo MariaDB under sysbench load)"
+        print(f"  watching         {target}")
+        if self.services["grafana"].pid():
+            print(f"Grafana: user admin, password in {self.s.path('secrets', 'grafana-admin')}")
+        else:
+            print("Grafana: no grafana binary installed; the dashboards are in dashboards/ for a Grafana of yours")
+        print("Stop it with ./innodb-stack down; data stays in .stack/.")
+
+    # --- down and status -------------------------------------------------------------------------
+
+    def down(self) -> None:
+        stopped = [name for name in reversed(list(self.services)) if self.services[name].stop()]
+        if self.mariadb_process.stop():
+            stopped.append("mariadb")
+        print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
+
+    def status(self) -> dict[str, int | None]:
+        pids = {name: p.pid() for name, p in self.services.items()}
+        pids["mariadb"] = self.mariadb_process.pid()
+        return pids
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m stack.native", description=__doc__.splitlines()[0])
+    p.add_argument("command", choices=["up", "down", "status"])
+    args = p.parse_args(argv)
+    stack = Stack(Settings.from_environment())
+    if args.command == "up":
+        stack.up()
+    elif args.command == "down":
+        stack.down()
+    else:
+        for name, pid in stack.status().items():
+            print(f"{name:16} {'running, pid ' + str(pid) if pid else 'stopped'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
