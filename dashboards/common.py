@@ -8,7 +8,7 @@ from alerts/mixin.py's CONFIG, so a panel turns red where its alert fires.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from grafana_foundation_sdk.builders import prometheus, stat, timeseries
 from grafana_foundation_sdk.builders.dashboard import (
@@ -40,6 +40,9 @@ from grafana_foundation_sdk.models.dashboard import (
 from grafana_foundation_sdk.builders.common import GraphThresholdsStyleConfig
 
 from alerts.mixin import CONFIG as ALERTS
+
+__all__ = ["ALERTS", "DS", "INNODB", "MYSQLD", "NODE", "RATE", "GREEN", "YELLOW", "ORANGE", "RED", "Query", "Signal",
+           "q", "panel", "dashboard", "thresholds", "DATASOURCE_UID", "ALERT_ANNOTATION", "ALERT_ANNOTATION_FORMAT"]
 
 DATASOURCE_UID = "innodb-prometheus"  # provisioning/grafana/datasources/prometheus.yml
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import NODE, RATE, Signal, dashboard, panel, q
+from .common import MYSQLD, NODE, RATE, Signal, dashboard, panel, q
 
 UID = "innodb-host"
 DISKS = NODE + ',device!~"loop.*|ram.*|zram.*|fd.*|sr.*"'
@@ -21,7 +21,7 @@ LOAD = Signal(
     "Load and running threads",
     (q(f"node_load1{{{NODE}}}{{off}}", "load 1m"),
      q(f"count(node_cpu_seconds_total{{{NODE},mode=\"idle\"}}{{off}})", "CPUs"),
-     q(f'mysql_global_status_threads_running{{job="mysqld",instance="$instance"}}{{off}}', "MySQL threads running")),
+     q(f"mysql_global_status_threads_running{{{MYSQLD}}}{{off}}", "MySQL threads running")),
     "short",
     "Load average against the CPU count, and the server's running threads. Healthy: load under the CPU count.",
     min=0,

@@ -35,7 +35,7 @@ PROVISIONING = os.path.join(REPO, "provisioning")
 
 DEFAULT_PORTS = {
     "mariadb": 33306, "innodb_exporter": 9207, "mysqld_exporter": 9104, "node_exporter": 9100,
-    "alertmanager": 9093, "prometheus": 9090, "grafana": 3000,
+    "alertmanager": 9093, "prometheus": 9090, "grafana": 3000, "replay_prometheus": 9099,
 }
 # The demo server: the monitoring options, the counters the exporter uses, a REDO log small enough that
 # checkpoint age moves under the demo load.
@@ -170,6 +170,8 @@ class Stack:
                          ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
                           "prometheus", "grafana")}
         self.mariadb_process = Process(settings, "mariadb", settings.path("mariadb", "mysqld.pid"))
+        # Started by `innodb-replay import` (its default data directory is .stack/replay/data); down stops it.
+        self.services["replay_prometheus"] = Process(settings, "replay_prometheus", settings.path("replay", "prometheus.pid"))
 
     # --- credentials -----------------------------------------------------------------------------
 
@@ -195,7 +197,8 @@ class Stack:
 
     def check_ports(self) -> None:
         taken = [f"{name} {port}" for name, port in self.s.ports.items()
-                 if not (name == "mariadb" and self.s.mysql_address) and not self._ours(name)
+                 if not (name == "mariadb" and self.s.mysql_address) and name != "replay_prometheus"
+                 and not self._ours(name)
                  and not _port_free(self.s.bind, port)]
         if taken:
             raise SystemExit(f"ports in use: {', '.join(taken)}; set STACK_PORT_<SERVICE> (e.g. "

@@ -11,6 +11,7 @@ import logging
 import sys
 
 from . import __version__, config, offline, sources
+from .replay import bundle
 from .http import Targets, make_app, serve
 from .logs import setup as setup_logging
 
@@ -61,7 +62,7 @@ def parse_parser() -> argparse.ArgumentParser:
         description="Print the metrics a saved SHOW ENGINE INNODB STATUS text yields, in the Prometheus text "
                     "format, with the live exporter's names. With several outputs in the file, the last complete one.",
     )
-    p.add_argument("file", help="the saved text, or - for standard input")
+    p.add_argument("file", help="the saved text, a bundle of innodb-replay record --texts, or - for standard input")
     p.add_argument("--openmetrics", action="store_true", help="print OpenMetrics instead of the text format")
     p.add_argument("--collect.latches.top", dest="top", type=int, default=20)
     return p
@@ -72,11 +73,16 @@ def run_parse(argv: list[str]) -> int:
     try:
         if args.file == "-":
             text = sys.stdin.buffer.read().decode("utf-8", "replace")
+        elif bundle.is_bundle(args.file):
+            text = _bundle_texts(args.file)
         else:
             with open(args.file, "rb") as f:
                 text = f.read().decode("utf-8", "replace")
     except OSError as exc:
         print(f"innodb-exporter parse: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 1
+    except bundle.BundleError as exc:
+        print(f"innodb-exporter parse: {exc}", file=sys.stderr)
         return 1
     result = offline.parse_text(text, args.top)
     for problem in result.status.problems:
@@ -89,6 +95,19 @@ def run_parse(argv: list[str]) -> int:
               file=sys.stderr)
     sys.stdout.buffer.write(offline.render(result, args.openmetrics))
     return 0
+
+
+def _bundle_texts(path: str) -> str:
+    """The status texts a recorded bundle keeps, in time order, as one text of several outputs."""
+    reader = bundle.BundleReader(path)
+    try:
+        reader.verify()
+        texts = [text for name, text in reader.texts() if name.endswith("engine-innodb-status.txt")]
+    finally:
+        reader.close()
+    if not texts:
+        raise bundle.BundleError(f"{path} holds no status texts (innodb-replay record keeps them with --texts)")
+    return "\n".join(texts)
 
 
 def run_server(argv: list[str]) -> int:

@@ -1,11 +1,17 @@
-"""Servers for the integration tests: one MariaDB under sysbench load for the whole session."""
+"""Servers for the integration tests: a MariaDB under sysbench load, and the whole native stack,
+each started once for the session."""
 
 from __future__ import annotations
+
+import shutil
+import tempfile
+import time
 
 import pytest
 
 from innodb_exporter import model
-from support.servers import MariaDB, Sysbench
+from stack.native import DEFAULT_PORTS, Settings, Stack
+from support.servers import MariaDB, Sysbench, free_port, wait_for
 
 
 @pytest.fixture(scope="session")
@@ -36,3 +42,19 @@ def fresh_db():
         yield db
     finally:
         db.cleanup()
+
+
+@pytest.fixture(scope="session")
+def native_stack():
+    """The native stack on free ports, as ./innodb-stack up runs it, with three minutes of scrapes behind it."""
+    root = tempfile.mkdtemp(prefix="innodb-stack-")
+    stack = Stack(Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, sysbench_threads=2,
+                           sysbench_rate=50))
+    try:
+        stack.up()
+        started = time.monotonic()
+        wait_for(lambda: time.monotonic() - started > 180, 200, interval=5, what="three minutes of data")
+        yield stack
+    finally:
+        stack.down()
+        shutil.rmtree(root, ignore_errors=True)

@@ -11,17 +11,13 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
-import tempfile
 import time
 import urllib.parse
 import urllib.request
 
 import pytest
 
-from stack.native import DEFAULT_PORTS, Settings, Stack
 from support.golden import TESTS
-from support.servers import free_port, wait_for
 
 pytestmark = pytest.mark.integration
 ROOT = os.path.dirname(TESTS)
@@ -30,19 +26,8 @@ RATE_INTERVAL = "1m"  # $__rate_interval: 4 x the data source's 15 s time interv
 
 
 @pytest.fixture(scope="module")
-def stack():
-    root = tempfile.mkdtemp(prefix="innodb-dashboards-test-")
-    s = Stack(Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, sysbench_threads=2,
-                       sysbench_rate=50))
-    try:
-        s.up()
-        # Enough history for rates, derivatives and the Compare dashboard's offset: 3 minutes of scrapes.
-        started = time.monotonic()
-        wait_for(lambda: time.monotonic() - started > 180, 200, interval=5, what="three minutes of data")
-        yield s
-    finally:
-        s.down()
-        shutil.rmtree(root, ignore_errors=True)
+def stack(native_stack):
+    return native_stack
 
 
 def substitute(expr: str, instance: str) -> str:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import bcrypt
-import pytest
 
 from innodb_exporter import cli, config
 from innodb_exporter.webconfig import BasicAuth, load_web_config

@@ -74,13 +74,14 @@ def test_docker_compose_config_validates(tmp_path):
     config = yaml.safe_load(out.stdout)
     services = config["services"]
     assert set(services) == {"mysql", "sysbench", "innodb-exporter", "mysqld-exporter", "node-exporter",
-                             "prometheus", "alertmanager", "grafana"}
+                             "prometheus", "alertmanager", "grafana", "replay-prometheus"}
     for name, service in services.items():
         image = service.get("image")
         assert image is None or (":" in image and not image.endswith(":latest")), f"{name}: unpinned {image}"
         assert "healthcheck" in service or name == "sysbench", f"{name} has no healthcheck"
     assert services["mysql"]["profiles"] == ["demo"] and services["sysbench"]["profiles"] == ["demo"]
-    assert all("profiles" not in s for n, s in services.items() if n not in ("mysql", "sysbench"))
+    assert services["replay-prometheus"]["profiles"] == ["replay"]
+    assert all("profiles" not in s for n, s in services.items() if n not in ("mysql", "sysbench", "replay-prometheus"))
 
 
 def test_compose_refuses_to_start_without_passwords():

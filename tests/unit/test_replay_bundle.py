@@ -1,0 +1,94 @@
+"""The bundle format and export's chunking, without servers."""
+
+from __future__ import annotations
+
+import math
+import os
+import zipfile
+
+import pytest
+
+from innodb_exporter.replay import export as export_module
+from innodb_exporter.replay.bundle import BundleError, BundleReader, BundleWriter, Manifest, openmetrics_chunk, series_key
+from innodb_exporter.replay.export import ExportError, parse_time
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+
+def test_chunk_is_openmetrics_with_original_timestamps_and_escaped_labels():
+    series = {series_key("innodb_up", {"instance": 'db"1', "job": "innodb"}): [(1700000000123, "1"), (1700000000005, "0")],
+              series_key("weird", {"l": "a\\b\nc"}): [(1700000000000, "NaN"), (1700000001000, "+Inf")]}
+    text = openmetrics_chunk(series).decode()
+    assert text.endswith("# EOF\n")
+    parsed = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            parsed.setdefault((s.name, tuple(sorted(s.labels.items()))), []).append(
+                (s.timestamp.sec * 1000 + s.timestamp.nsec // 1_000_000, s.value))
+    assert parsed[("innodb_up", (("instance", 'db"1'), ("job", "innodb")))] == [(1700000000005, 0.0), (1700000000123, 1.0)]
+    weird = parsed[("weird", (("l", "a\\b\nc"),))]
+    assert math.isnan(weird[0][1]) and weird[1][1] == math.inf
+
+
+def test_written_bundle_verifies_and_reads_back(tmp_path):
+    path = str(tmp_path / "b.zip")
+    writer = BundleWriter(path, Manifest("export", "http://p:9090", 1000, 5000))
+    writer.add_chunk({series_key("a", {"x": "1"}): [(1000, "1"), (2000, "2")]}, 1000, 3000)
+    writer.add_chunk({series_key("a", {"x": "1"}): [(4000, "4")]}, 3000, 5000)
+    writer.add_metadata({"a": {"type": "gauge", "help": "A.", "unit": ""}, "absent": {"type": "counter"}})
+    writer.add_text("t.txt", "hello")
+    manifest = writer.close()
+    assert not os.path.exists(path + ".partial")
+    reader = BundleReader(path)
+    assert reader.verify().samples == 3 and manifest.series == 1
+    assert reader.metadata() == {"a": {"type": "gauge", "help": "A.", "unit": ""}}
+    assert reader.texts() == [("texts/t.txt", "hello")]
+
+
+def test_unfinished_or_foreign_files_are_refused(tmp_path):
+    writer = BundleWriter(str(tmp_path / "b.zip"), Manifest("export", "x", 0, 1))
+    writer.add_chunk({series_key("a", {}): [(0, "1")]}, 0, 1)
+    writer._zip.close()  # as if the process died before close(): no manifest, still .partial
+    with pytest.raises(BundleError, match="no manifest"):
+        BundleReader(str(tmp_path / "b.zip.partial"))
+    foreign = tmp_path / "f.zip"
+    with zipfile.ZipFile(foreign, "w") as z:
+        z.writestr("manifest.json", '{"format": "something-else"}')
+    with pytest.raises(BundleError, match="unknown bundle format"):
+        BundleReader(str(foreign))
+    with pytest.raises(BundleError, match="no such file"):
+        BundleReader(str(tmp_path / "missing.zip"))
+
+
+class FailingPrometheus:
+    """Answers the first chunk, then fails, as a Prometheus going away in the middle of an export."""
+
+    def __init__(self, url, timeout=120):
+        self.url, self.calls = url, 0
+
+    def metadata(self):
+        return {}
+
+    def raw(self, selector, start_ms, end_ms):
+        self.calls += 1
+        if self.calls > 1:
+            raise ExportError("cannot reach Prometheus at x: connection reset")
+        return [{"metric": {"__name__": "a", "job": "innodb"}, "values": [[start_ms / 1000, "1"]]}]
+
+
+def test_an_export_failing_midway_leaves_no_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_module, "Prometheus", FailingPrometheus)
+    out = str(tmp_path / "b.zip")
+    with pytest.raises(ExportError, match="connection reset"):
+        export_module.export("http://x", 0, 3_600_000, out, chunk_samples=1, progress=False)
+    assert os.listdir(tmp_path) == []
+
+
+def test_times():
+    assert parse_time("now", now=1000.0) == 1_000_000
+    assert parse_time("now-30m", now=10_000.0) == 8_200_000
+    assert parse_time("1700000000.5") == 1_700_000_000_500
+    assert parse_time("2026-11-21T06:40:00Z") == 1_795_243_200_000
+    with pytest.raises(ExportError, match="no time zone"):
+        parse_time("2026-11-21T06:40:00")
+    with pytest.raises(ExportError, match="cannot read the time"):
+        parse_time("yesterday")
