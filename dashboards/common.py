@@ -47,8 +47,7 @@ __all__ = ["ALERTS", "DS", "INNODB", "MYSQLD", "NODE", "RATE", "GREEN", "YELLOW"
 DATASOURCE_UID = "innodb-prometheus"  # provisioning/grafana/datasources/prometheus.yml
 DS = DataSourceRef(type_val="prometheus", uid="${datasource}")
 TAG = "innodb"
-INSTANCE = 'instance="$instance"'  # every job labels its series with the server's address
-INNODB = 'job="innodb",instance="$instance"'
+INNODB = 'job="innodb",instance="$instance"'  # every job labels its series with the server's address
 MYSQLD = 'job="mysqld",instance="$instance"'
 NODE = 'job="node",instance="$instance"'
 RATE = "$__rate_interval"

@@ -20,13 +20,13 @@ import argparse
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from dataclasses import dataclass, field
+
+from innodb_exporter.processes import Process
 
 from .servers import MONITORING_OPTIONS, MariaDB, Sysbench, wait_for
 
@@ -79,65 +79,9 @@ class Settings:
         return f"http://{self.address(service)}"
 
 
-class Process:
-    """A background process known by its pid file, so that another invocation can stop it."""
-
-    def __init__(self, settings: Settings, name: str, pid_file: str | None = None):
-        self.name = name
-        self.pid_file = pid_file or settings.path("run", f"{name}.pid")
-        self.log_path = settings.path("logs", f"{name}.log")
-
-    def pid(self) -> int | None:
-        try:
-            with open(self.pid_file) as f:
-                pid = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return None
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return None
-        return pid
-
-    def start(self, cmd: list[str], env=None) -> None:
-        if self.pid():
-            return
-        os.makedirs(os.path.dirname(self.pid_file), exist_ok=True)
-        os.makedirs(os.path.dirname(self.log_path), exist_ok=True)
-        with open(self.log_path, "ab") as log:
-            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True, cwd=REPO)
-        with open(self.pid_file, "w") as f:
-            f.write(f"{proc.pid}\n")
-
-    def stop(self, timeout: float = 60) -> bool:
-        pid = self.pid()
-        if pid is None:
-            return False
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while not _gone(pid):
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                break
-            time.sleep(0.1)
-        if os.path.exists(self.pid_file) and not self.pid_file.endswith("mysqld.pid"):
-            os.remove(self.pid_file)
-        return True
-
-
-def _gone(pid: int) -> bool:
-    """True once the process has exited; reaps it when this process started it (no zombie)."""
-    try:
-        if os.waitpid(pid, os.WNOHANG)[0] == pid:
-            return True
-    except ChildProcessError:  # not our child: `down` runs in a process of its own
-        pass
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return True
-    return False
+def _process(settings: Settings, name: str, pid_file: str | None = None) -> Process:
+    """A service of the stack: its pid file under .stack/run, its log under .stack/logs."""
+    return Process(pid_file or settings.path("run", f"{name}.pid"), settings.path("logs", f"{name}.log"), cwd=REPO)
 
 
 def _binary(*names: str) -> str:
@@ -166,12 +110,13 @@ def _http_ok(url: str) -> bool:
 class Stack:
     def __init__(self, settings: Settings):
         self.s = settings
-        self.services = {name: Process(settings, name) for name in
+        self.services = {name: _process(settings, name) for name in
                          ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
                           "prometheus", "grafana")}
-        self.mariadb_process = Process(settings, "mariadb", settings.path("mariadb", "mysqld.pid"))
+        self.mariadb_process = _process(settings, "mariadb", settings.path("mariadb", "mysqld.pid"))
         # Started by `innodb-replay import` (its default data directory is .stack/replay/data); down stops it.
-        self.services["replay_prometheus"] = Process(settings, "replay_prometheus", settings.path("replay", "prometheus.pid"))
+        self.services["replay_prometheus"] = _process(settings, "replay_prometheus",
+                                                      settings.path("replay", "prometheus.pid"))
 
     # --- credentials -----------------------------------------------------------------------------
 
@@ -323,7 +268,7 @@ class Stack:
 
     def down(self) -> None:
         stopped = [name for name in reversed(list(self.services)) if self.services[name].stop()]
-        if self.mariadb_process.stop():
+        if self.mariadb_process.stop(remove_pid_file=False):  # mariadbd removes its own
             stopped.append("mariadb")
         print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 

@@ -147,10 +147,6 @@ class Metric:
     produced_by: str = "model"  # "model", or "exporter" for the exporter's own health metrics
     headline: bool = False  # part of SPEC.md's contract
 
-    @property
-    def exposed_name(self) -> str:
-        return self.name
-
 
 def one(*providers: Provider) -> tuple[tuple[tuple[str, ...], tuple[Provider, ...]], ...]:
     return (((), providers),)
@@ -160,7 +156,6 @@ ALL_FLAVORS = "all"
 MARIADB = "MariaDB 10.5+"
 MARIADB_PERCONA = "MariaDB 10.5+, Percona Server"
 MYSQL_8030 = "MySQL 8.0.30+ (8.4, 9.x)"
-MYSQL = "MySQL, Percona Server"
 OFF = "; off by default"
 
 
@@ -253,6 +248,15 @@ def _instance_pending_reads(s: Snapshot, top: int):
         return []
     return [((str(pool),), float(bp.pending_reads))
             for pool, bp in sorted(s.innodb_status.buffer_pool_instances.items()) if bp.pending_reads is not None]
+
+
+def _change_buffer_operations(s: Snapshot, top: int):
+    ib = s.innodb_status.insert_buffer if s.innodb_status else None
+    if ib is None:
+        return []
+    return [((action, operation), float(value))
+            for action, counts in (("merged", ib.merged), ("discarded", ib.discarded))
+            for operation, value in counts.items()]
 
 
 def _pool_misc(st: InnodbStatus):
@@ -376,6 +380,7 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("innodb_redo_modified_age_bytes", "gauge", "bytes",
            "Current LSN minus the oldest unflushed modification: the age the async and sync flush points apply to.",
            series=one(
+               text("LOG 'Modified age'", "Percona Server 5.7, XtraDB", _lsn(lambda l: l.modified_age)),
                text("LOG 'Log sequence number' − 'Pages flushed up to'", ALL_FLAVORS,
                     _lsn(lambda l: l.lsn - l.pages_flushed_lsn)),
            )),
@@ -576,8 +581,15 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("innodb_change_buffer_free_list_pages", "gauge", "", "Change buffer free list length in pages.",
            series=one(text("INSERT BUFFER 'free list len'", "MySQL, MariaDB before 11.0",
                            lambda st: st.insert_buffer.free_list_len))),
+    Metric("innodb_change_buffer_segment_pages", "gauge", "", "Change buffer segment size in pages.",
+           series=one(text("INSERT BUFFER 'seg size'", "MySQL, MariaDB before 11.0",
+                           lambda st: st.insert_buffer.seg_size))),
     Metric("innodb_change_buffer_merges_total", "counter", "", "Change buffer merges.",
            series=one(text("INSERT BUFFER 'merges'", "MySQL, MariaDB before 11.0", lambda st: st.insert_buffer.merges))),
+    Metric("innodb_change_buffer_operations_total", "counter", "",
+           "Operations the change buffer merged into pages, or discarded, by kind of operation.",
+           ("action", "operation"), build=_change_buffer_operations,
+           build_doc="INSERT BUFFER 'merged operations' / 'discarded operations' (MySQL, MariaDB before 11.0)"),
 
     # --- file I/O (FILE I/O section) -----------------------------------------------------------
     Metric("innodb_io_pending_aio", "gauge", "", "Asynchronous I/O requests pending, by kind (FILE I/O).", ("kind",),

@@ -22,11 +22,6 @@ class ServerInfo:
     def version_text(self) -> str:
         return ".".join(str(p) for p in self.version)
 
-    def at_least(self, flavor: str, *version: int) -> bool:
-        """True for this flavour at or above the version (Percona Server counts as MySQL too)."""
-        flavors = {self.flavor, "mysql"} if self.flavor == "percona" else {self.flavor}
-        return flavor in flavors and self.version >= tuple(version)
-
 
 def identify(version: str, version_comment: str = "") -> tuple[str, tuple[int, int, int]]:
     """Flavour and version from ``@@version`` and ``@@version_comment``.

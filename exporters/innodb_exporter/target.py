@@ -22,6 +22,8 @@ from .server import ServerInfo
 log = logging.getLogger("innodb_exporter")
 
 CORE_SOURCE = sources.global_status.NAME
+# The status and settings the metrics read: those sources fetch only these names.
+NAMES_WANTED = {sources.global_status.NAME: model.STATUS_NAMES, sources.global_variables.NAME: model.VARIABLE_NAMES}
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ class Target:
         started = time.monotonic()
         try:
             with self._conn.cursor() as cursor:
-                data = source.fetch(cursor, self._server, self._names_for(name))
+                data = source.fetch(cursor, self._server, NAMES_WANTED.get(name))
         except Exception as exc:
             duration = time.monotonic() - started
             kind, message = describe(exc, self.settings)
@@ -180,21 +182,13 @@ class Target:
         if problems:
             self._note(f"parse {name}", f"{name}: {problems[0]}" + (f" (and {len(problems) - 1} more)"
                                                                      if len(problems) > 1 else ""), logging.WARNING)
-        if name == sources.engine_innodb_status.NAME and data.sections_found == 0:
+        if getattr(data, "unreadable", False):  # nothing in the answer could be read at all
             results[name] = SourceResult(name, duration=duration, kind="parse", message=problems[0])
             self._errors[name] += 1
             return "failed"
         setattr(snapshot, source.FIELD, data)
         results[name] = SourceResult(name, up=True, duration=duration)
         return "ok"
-
-    @staticmethod
-    def _names_for(source_name: str):
-        if source_name == sources.global_status.NAME:
-            return model.STATUS_NAMES
-        if source_name == sources.global_variables.NAME:
-            return model.VARIABLE_NAMES
-        return None
 
     def _maybe_enable_counters(self, snapshot: model.Snapshot, deadline: float) -> None:
         disabled = disabled_counters(snapshot)

@@ -32,8 +32,6 @@ SECTION_TITLES = (
 _DASHES_RE = re.compile(r"-{3,}[ \t]*")  # the line above and below a title
 # END OF INNODB MONITOR OUTPUT
 _END_RE = re.compile(r"^END OF INNODB MONITOR OUTPUT", re.M)
-# ...truncated...   (MySQL cuts the transaction list when the text exceeds 1 MB)
-_TRUNCATED_MARK = "...truncated..."
 
 @dataclass
 class SpinStats:
@@ -70,7 +68,6 @@ class Transactions:
     active: int = 0  # of which ACTIVE
     lock_waits: int = 0  # of which waiting for a lock
     oldest_active_seconds: int = 0
-    truncated: bool = False  # the server cut the list
 
 
 @dataclass
@@ -109,9 +106,6 @@ class Log:
     checkpoint_age_target: int | None = None
     modified_age: int | None = None
     checkpoint_age: int | None = None
-    pending_log_flushes: int | None = None
-    pending_checkpoint_writes: int | None = None
-    log_ios: int | None = None
 
 
 @dataclass
@@ -121,17 +115,11 @@ class BufferPool:
     size: int | None = None
     free: int | None = None
     database_pages: int | None = None
-    old_database_pages: int | None = None
     modified_pages: int | None = None
     pending_reads: int | None = None
     pending_writes_lru: int | None = None
     pending_writes_flush_list: int | None = None
     pending_writes_single_page: int | None = None
-    pages_made_young: int | None = None
-    pages_made_not_young: int | None = None
-    pages_read: int | None = None
-    pages_created: int | None = None
-    pages_written: int | None = None
     hit_rate: float | None = None  # per mille since the last printout, as a ratio
 
 
@@ -157,6 +145,11 @@ class InnodbStatus:
     row_operations: RowOperations | None = None
     complete: bool = False  # the END OF INNODB MONITOR OUTPUT marker was seen
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> bool:
+        """Nothing in the text could be read: no section at all."""
+        return self.sections_found == 0
 
     @property
     def sections_found(self) -> int:
@@ -338,7 +331,6 @@ def _read_transactions(status: InnodbStatus, body: str) -> None:
             oldest = max(oldest, int(active.group(1)))
     trx.oldest_active_seconds = oldest
     trx.lock_waits = body.count(_LOCK_WAIT_MARK)
-    trx.truncated = _TRUNCATED_MARK in body
     status.transactions = trx
 
 
@@ -435,10 +427,6 @@ _LOG_FIELDS = {
     "Checkpoint age": "checkpoint_age",
 }
 _LOG_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in _LOG_FIELDS) + r")\s+(\d+)(?: (\d+))?\s*$", re.M)
-# 0 pending log flushes, 0 pending chkp writes       (5.7; "0 pending log writes" in 5.1-5.6)
-_LOG_PENDING_RE = re.compile(r"^(\d+) pending log (?:flushes|writes), (\d+) pending chkp writes", re.M)
-# 17 log i/o's done, 0.00 log i/o's/second
-_LOG_IOS_RE = re.compile(r"^(\d+) log i/o's done", re.M)
 
 
 def _read_log(status: InnodbStatus, body: str) -> None:
@@ -446,10 +434,6 @@ def _read_log(status: InnodbStatus, body: str) -> None:
     for m in _LOG_RE.finditer(body):
         value = (int(m.group(2)) << 32) + int(m.group(3)) if m.group(3) else int(m.group(2))
         setattr(log, _LOG_FIELDS[m.group(1)], value)
-    if m := _LOG_PENDING_RE.search(body):
-        log.pending_log_flushes, log.pending_checkpoint_writes = int(m.group(1)), int(m.group(2))
-    if m := _LOG_IOS_RE.search(body):
-        log.log_ios = int(m.group(1))
     status.log = log
 
 
@@ -458,14 +442,12 @@ def _read_log(status: InnodbStatus, body: str) -> None:
 # Buffer pool size   8112
 # Free buffers       6320
 # Database pages     1792
-# Old database pages 646
 # Modified db pages  1010
 # Pending reads 0              Pending reads      0 (8.0)
 _POOL_FIELDS = {
     "Buffer pool size": "size",
     "Free buffers": "free",
     "Database pages": "database_pages",
-    "Old database pages": "old_database_pages",
     "Modified db pages": "modified_pages",
     "Pending reads": "pending_reads",
 }
@@ -473,10 +455,6 @@ _POOL_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in _POOL_FIELDS) + r")
 # Pending writes: LRU 0, flush list 0, single page 0
 # Pending writes: LRU 0, flush list 0                (MariaDB 10.5+: no single page flushing)
 _PENDING_WRITES_RE = re.compile(r"^Pending writes: LRU (\d+), flush list (\d+)(?:, single page (\d+))?", re.M)
-# Pages made young 1004, not young 5907
-_YOUNG_RE = re.compile(r"^Pages made young (\d+), not young (\d+)", re.M)
-# Pages read 170, created 1872, written 1507
-_PAGES_RE = re.compile(r"^Pages read (\d+), created (\d+), written (\d+)", re.M)
 # Buffer pool hit rate 999 / 1000, young-making rate 0 / 1000 not 3 / 1000
 _HIT_RE = re.compile(r"^Buffer pool hit rate (\d+) / (\d+)", re.M)
 # ---BUFFER POOL 0
@@ -490,10 +468,6 @@ def _pool(body: str) -> BufferPool:
     if m := _PENDING_WRITES_RE.search(body):
         bp.pending_writes_lru, bp.pending_writes_flush_list = int(m.group(1)), int(m.group(2))
         bp.pending_writes_single_page = int(m.group(3)) if m.group(3) is not None else None
-    if m := _YOUNG_RE.search(body):
-        bp.pages_made_young, bp.pages_made_not_young = int(m.group(1)), int(m.group(2))
-    if m := _PAGES_RE.search(body):
-        bp.pages_read, bp.pages_created, bp.pages_written = (int(g) for g in m.groups())
     if (m := _HIT_RE.search(body)) and int(m.group(2)):
         bp.hit_rate = int(m.group(1)) / int(m.group(2))
     return bp

@@ -8,13 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
 
 from .. import __version__, config
 from ..connection import ConnectionSettings
+from ..processes import Process
 from .bundle import BundleError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
 from .importer import (
@@ -76,50 +74,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _pid_file(data_dir: str) -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(data_dir)), "prometheus.pid")
+def _prometheus_process(data_dir: str) -> Process:
+    """The replay Prometheus beside its data directory: .stack/replay/prometheus.pid for the default, which
+    ./innodb-stack down stops too."""
+    home = os.path.dirname(os.path.abspath(data_dir))
+    return Process(os.path.join(home, "prometheus.pid"), os.path.join(home, "prometheus.log"))
 
 
 def start_replay_prometheus(data_dir: str, port: int) -> str:
     """A Prometheus serving ``data_dir`` only (no scraping), in the background; returns its URL."""
-    home = os.path.dirname(os.path.abspath(data_dir))
-    config_file = os.path.join(home, "prometheus.yml")
-    with open(config_file, "w") as f:
-        f.write("# The replay Prometheus: it serves imported blocks and scrapes nothing.\nglobal: {}\n")
     binary = shutil.which("prometheus")
     if not binary:
         raise ReplayImportError("prometheus is not installed (apt-get install prometheus)")
-    with open(os.path.join(home, "prometheus.log"), "ab") as log:
-        proc = subprocess.Popen([binary, f"--config.file={config_file}", f"--storage.tsdb.path={data_dir}",
-                                 "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}"],
-                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    with open(_pid_file(data_dir), "w") as f:
-        f.write(f"{proc.pid}\n")
+    config_file = os.path.join(os.path.dirname(os.path.abspath(data_dir)), "prometheus.yml")
+    with open(config_file, "w") as f:
+        f.write("# The replay Prometheus: it serves imported blocks and scrapes nothing.\nglobal: {}\n")
+    _prometheus_process(data_dir).start(
+        [binary, f"--config.file={config_file}", f"--storage.tsdb.path={data_dir}",
+         "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}"])
     url = f"http://127.0.0.1:{port}"
     wait_ready(url)
     return url
 
 
 def stop_replay_prometheus(data_dir: str) -> bool:
-    try:
-        with open(_pid_file(data_dir)) as f:
-            pid = int(f.read().split()[0])
-        os.kill(pid, signal.SIGTERM)
-    except (OSError, ValueError, IndexError):
-        return False
-    for _ in range(300):
-        try:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                break
-        except ChildProcessError:
-            pass
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            break
-        time.sleep(0.1)
-    os.remove(_pid_file(data_dir))
-    return True
+    return _prometheus_process(data_dir).stop(timeout=30)
 
 
 def _texts_settings(args) -> ConnectionSettings:

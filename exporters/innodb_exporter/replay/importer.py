@@ -46,7 +46,8 @@ def _promtool() -> str:
 
 def _fresh(data_dir: str) -> None:
     if os.path.exists(data_dir) and os.listdir(data_dir):
-        raise ReplayImportError(f"{data_dir} is not empty: import needs a fresh Prometheus data directory")
+        raise ReplayImportError(f"{data_dir} is not empty: import needs a fresh Prometheus data directory "
+                                "(remove that one, after innodb-replay stop, or give another --data-dir)")
 
 
 def import_bundle(path: str, data_dir: str) -> ImportResult:
