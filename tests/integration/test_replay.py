@@ -128,14 +128,23 @@ def test_record_then_import_loses_and_adds_nothing(stack, replay_dir):
     assert parsed.returncode == 0 and "innodb_history_list_length" in parsed.stdout, parsed.stderr
 
 
+@pytest.fixture(scope="module")
+def small_bundle(stack):
+    """A minute of the stack's metrics, exported once for the tests that only need some bundle."""
+    directory = tempfile.mkdtemp(prefix="innodb-replay-bundle-")
+    path = os.path.join(directory, "minute.zip")
+    out = replay("export", f"--prometheus={stack.s.url('prometheus')}", "--start=now-60s", f"--out={path}", "--quiet")
+    assert out.returncode == 0, out.stderr
+    yield path
+    shutil.rmtree(directory, ignore_errors=True)
+
+
 def _untouched(data_dir):
     return not os.path.exists(data_dir)
 
 
-def test_truncated_bundle_fails_before_touching_the_data_directory(stack, replay_dir):
-    bundle = os.path.join(replay_dir, "b.zip")
-    assert replay("export", f"--prometheus={stack.s.url('prometheus')}", "--start=now-60s",
-                  f"--out={bundle}", "--quiet").returncode == 0
+def test_truncated_bundle_fails_before_touching_the_data_directory(small_bundle, replay_dir):
+    bundle = small_bundle
     with open(bundle, "rb") as f:
         data = f.read()
     cut = os.path.join(replay_dir, "cut.zip")
@@ -147,10 +156,8 @@ def test_truncated_bundle_fails_before_touching_the_data_directory(stack, replay
     assert _untouched(data_dir)
 
 
-def test_checksum_mismatch_fails_before_touching_the_data_directory(stack, replay_dir):
-    bundle = os.path.join(replay_dir, "b.zip")
-    assert replay("export", f"--prometheus={stack.s.url('prometheus')}", "--start=now-60s",
-                  f"--out={bundle}", "--quiet").returncode == 0
+def test_checksum_mismatch_fails_before_touching_the_data_directory(small_bundle, replay_dir):
+    bundle = small_bundle
     altered = os.path.join(replay_dir, "altered.zip")
     with zipfile.ZipFile(bundle) as src, zipfile.ZipFile(altered, "w", zipfile.ZIP_DEFLATED) as dst:
         for name in src.namelist():
@@ -179,10 +186,8 @@ def test_prometheus_down_is_a_clear_error(replay_dir):
     assert not os.listdir(replay_dir)
 
 
-def test_the_data_directory_must_be_fresh(stack, replay_dir):
-    bundle = os.path.join(replay_dir, "b.zip")
-    assert replay("export", f"--prometheus={stack.s.url('prometheus')}", "--start=now-60s",
-                  f"--out={bundle}", "--quiet").returncode == 0
+def test_the_data_directory_must_be_fresh(small_bundle, replay_dir):
+    bundle = small_bundle
     data_dir = os.path.join(replay_dir, "data")
     os.makedirs(data_dir)
     with open(os.path.join(data_dir, "keep-me"), "w") as f:
@@ -192,10 +197,8 @@ def test_the_data_directory_must_be_fresh(stack, replay_dir):
     assert os.listdir(data_dir) == ["keep-me"]
 
 
-def test_manifest_describes_the_bundle(stack, replay_dir):
-    bundle = os.path.join(replay_dir, "b.zip")
-    assert replay("export", f"--prometheus={stack.s.url('prometheus')}", "--start=now-60s",
-                  f"--out={bundle}", "--quiet").returncode == 0
+def test_manifest_describes_the_bundle(stack, small_bundle, replay_dir):
+    bundle = small_bundle
     with zipfile.ZipFile(bundle) as z:
         manifest = json.loads(z.read("manifest.json"))
         metadata = json.loads(z.read("metadata.json"))
