@@ -17,6 +17,8 @@ from contextlib import closing
 
 import pymysql
 
+from innodb_exporter.processes import terminate
+
 
 def free_port() -> int:
     with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
@@ -169,12 +171,7 @@ class MariaDB:
             self.proc.wait(30)
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        terminate(self.proc, timeout=60)
 
     def cleanup(self) -> None:
         self.stop()
@@ -222,13 +219,7 @@ class Sysbench:
         return self
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        terminate(self.proc)
 
 
 def _user() -> str:

@@ -67,3 +67,15 @@ def _gone(pid: int) -> bool:
     except OSError:
         return True
     return False
+
+
+def terminate(proc: subprocess.Popen | None, timeout: float = 30) -> None:
+    """Stop a child started here: SIGTERM, then SIGKILL after ``timeout``; reaped either way."""
+    if proc is None or proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(10)

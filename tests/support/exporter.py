@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 
+from innodb_exporter.processes import terminate
 from prometheus_client.parser import text_string_to_metric_families
 
 from .servers import free_port, wait_for
@@ -83,13 +84,7 @@ class Exporter:
             return f.read()
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        terminate(self.proc, timeout=10)
         self._log.close()
 
     def __enter__(self):
