@@ -1,37 +1,76 @@
 """Parser for the text of ``SHOW ENGINE INNODB STATUS``.
 
-A pure function from text to a small typed value: no I/O, no metrics. It accepts every format from
-MySQL 5.1 to 9.x, Percona Server (XtraDB) and MariaDB, with or without the ``mysql`` client's
-``\\G`` wrapper, and never raises on bad input: what it cannot read is listed in ``problems``.
+A pure function from text to a small typed value: no I/O, no metrics. It reads the outputs of
+MySQL 5.6 to 9.x, Percona Server and MariaDB (and the older number forms of 5.0-5.5), with or
+without the ``mysql`` client's table or ``\\G`` wrapper, and never raises: what it cannot read or
+does not trust is listed in ``problems``.
 
-The text is first cut into sections at their headers (a dashed line, a known title, a dashed line),
-then each section is read by its own function. Within a section every field is optional, because
-the servers print different subsets; a field that is absent stays ``None``.
+Who writes this text. The server prints query text verbatim, newlines included, in LATEST FOREIGN
+KEY ERROR, LATEST DETECTED DEADLOCK and the transaction list of TRANSACTIONS, so any user who can run
+a query can write lines there, fake section headers and whole fake sections included. Nothing else in
+the text comes from users. Sections are therefore never looked up by title anywhere in the text; they
+are taken where the server prints them (srv_printf_innodb_monitor), in this order:
+
+    BACKGROUND THREAD, SEMAPHORES                                        front
+    [LATEST FOREIGN KEY ERROR], [LATEST DETECTED DEADLOCK], TRANSACTIONS  user text
+    FILE I/O, [INSERT BUFFER AND ADAPTIVE HASH INDEX], [ADAPTIVE HASH INDEX], LOG,
+    BUFFER POOL AND MEMORY, [INDIVIDUAL BUFFER POOL INFO], ROW OPERATIONS  back
+    END OF INNODB MONITOR OUTPUT
+
+* Front sections are the headers met from the start of the text up to the first user-text section:
+  no user text can come before them.
+* Back sections are the headers met walking backwards from the END marker, each earlier in the order
+  than the one after it, down to FILE I/O: no user text can come after them. A text without the END
+  marker has no back sections when a user-text section is open, since it may end inside user text.
+  The server cuts an output longer than 1 MiB inside the transaction list ("... truncated...") and
+  keeps the back sections; when its front alone is longer, it drops the end instead. A text of that
+  size whose list is not marked as cut has lost its end, whatever END marker it shows.
+* LATEST FOREIGN KEY ERROR and LATEST DETECTED DEADLOCK are not read. Of TRANSACTIONS only the summary
+  lines the server prints before the list are trusted (Trx id counter, Purge done for, History list
+  length). After a FOREIGN KEY ERROR or DEADLOCK section the real TRANSACTIONS header is the only one
+  before FILE I/O; several mean that one is forged, and then none is read. (Only in an error-log
+  output that skipped TRANSACTIONS, "FAIL TO OBTAIN LOCK MUTEX", can a single forged header pass;
+  SHOW ENGINE INNODB STATUS always prints the section.)
+* The per-transaction list is attacker-influenced: ``active``, ``lock_waits`` and
+  ``oldest_active_seconds`` count ``---TRANSACTION`` and ``LOCK WAIT`` lines, which a user can write
+  into query text. The exporter prefers INFORMATION_SCHEMA.INNODB_TRX for these numbers.
+
+Numbers are bounded: integers to what the server prints (at most 20 digits, below 2^64), seconds to
+MAX_SECONDS. Fields that contradict each other (an LSN position beyond the current LSN, free and data
+pages beyond the pool size, purge ahead of the transaction counter, a hit rate above its denominator)
+are dropped (None) with a problem, so that nothing impossible follows from what is returned. A
+section that lacks a line every server prints in it, or whose numbers cannot be read, counts a
+problem; a section the server prints only sometimes may be absent. Lines are read one at a time with
+str methods and anchored expressions that cannot backtrack badly; the text is split at "\\n" only.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from itertools import combinations
 
-# Titles of the sections we read or skip. A header is this title between two dashed lines.
-SECTION_TITLES = (
-    "BACKGROUND THREAD",
-    "SEMAPHORES",
-    "LATEST DETECTED DEADLOCK",
-    "LATEST FOREIGN KEY ERROR",
-    "TRANSACTIONS",
-    "FILE I/O",
-    "INSERT BUFFER AND ADAPTIVE HASH INDEX",
-    "LOG",
-    "BUFFER POOL AND MEMORY",
-    "INDIVIDUAL BUFFER POOL INFO",
-    "ROW OPERATIONS",
-)
+MAX_INT = 2**64 - 1  # the server prints unsigned 64-bit numbers
+MAX_DIGITS = 20
+MAX_SECONDS = 100_000_000  # about 3 years: no semaphore wait or transaction lasts longer
+MAX_POOLS = 64  # innodb_buffer_pool_instances is at most 64
 
-_DASHES_RE = re.compile(r"-{3,}[ \t]*")  # the line above and below a title
-# END OF INNODB MONITOR OUTPUT
-_END_RE = re.compile(r"^END OF INNODB MONITOR OUTPUT", re.M)
+FRONT = ("BACKGROUND THREAD", "SEMAPHORES")
+USER_TEXT = ("LATEST FOREIGN KEY ERROR", "LATEST DETECTED DEADLOCK", "TRANSACTIONS")
+BACK = ("FILE I/O", "INSERT BUFFER AND ADAPTIVE HASH INDEX", "ADAPTIVE HASH INDEX", "LOG",
+        "BUFFER POOL AND MEMORY", "INDIVIDUAL BUFFER POOL INFO", "ROW OPERATIONS")
+SECTION_TITLES = FRONT + USER_TEXT + BACK  # in the order the server prints them
+END = "END OF INNODB MONITOR OUTPUT"
+_RANK = {title: i for i, title in enumerate(SECTION_TITLES + (END,))}
+# Every complete output has these (TRANSACTIONS unless the error-log monitor could not latch).
+_REQUIRED_SECTIONS = ("SEMAPHORES", "TRANSACTIONS", "FILE I/O", "LOG", "BUFFER POOL AND MEMORY", "ROW OPERATIONS")
+_FAIL_TO_LATCH = "FAIL TO OBTAIN LOCK MUTEX, SKIP LOCK INFO PRINTING"
+
+# innodb_show_status() returns at most MAX_STATUS_SIZE - 1 bytes; a longer output is cut to that.
+_SERVER_LIMIT_BYTES = 1_048_575
+_LIMIT_SLACK_BYTES = 4096  # charset conversion on the way to the client
+_CUT_MARK = "... truncated..."  # where the server cut the transaction list
+
 
 @dataclass
 class SpinStats:
@@ -61,12 +100,13 @@ class Semaphores:
 
 @dataclass
 class Transactions:
+    """The trusted summary lines, and counts over the attacker-influenced list (see the module doc)."""
+
     trx_id_counter: int | None = None
     purge_done_for: int | None = None
     history_list_length: int | None = None
-    listed: int = 0  # ---TRANSACTION entries printed
-    active: int = 0  # of which ACTIVE
-    lock_waits: int = 0  # of which waiting for a lock
+    active: int = 0  # ---TRANSACTION entries that are ACTIVE
+    lock_waits: int = 0  # entries waiting for a lock
     oldest_active_seconds: int = 0
 
 
@@ -79,7 +119,7 @@ class FileIO:
     pending_sync_ios: int | None = None
     pending_fsyncs_log: int | None = None
     pending_fsyncs_buffer_pool: int | None = None
-    pending_fsyncs: int | None = None  # MariaDB 10.5+ prints one total
+    pending_fsyncs: int | None = None  # MariaDB 10.8+ prints one total
     os_reads: int | None = None
     os_writes: int | None = None
     os_fsyncs: int | None = None
@@ -103,7 +143,6 @@ class Log:
     last_checkpoint_lsn: int | None = None
     # Printed by Percona Server / XtraDB only.
     max_checkpoint_age: int | None = None
-    checkpoint_age_target: int | None = None
     modified_age: int | None = None
     checkpoint_age: int | None = None
 
@@ -128,7 +167,6 @@ class RowOperations:
     queries_inside: int | None = None
     queries_queued: int | None = None
     read_views: int | None = None
-    rows: dict[str, int] = field(default_factory=dict)  # inserted / updated / deleted / read
 
 
 @dataclass
@@ -143,7 +181,7 @@ class InnodbStatus:
     buffer_pool: BufferPool | None = None
     buffer_pool_instances: dict[int, BufferPool] = field(default_factory=dict)
     row_operations: RowOperations | None = None
-    complete: bool = False  # the END OF INNODB MONITOR OUTPUT marker was seen
+    complete: bool = False  # the server's END OF INNODB MONITOR OUTPUT marker was seen
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -164,216 +202,565 @@ def parse(text: str) -> InnodbStatus:
     if not isinstance(text, str):
         status.problems.append("status text is not a string")
         return status
-    text = text.replace("\r\n", "\n")
-    headers = _headers(text)
-    if not headers:
-        status.problems.append("no InnoDB monitor section header found")
-        return status
-    status.complete = _END_RE.search(text, headers[-1][2]) is not None
-    if not status.complete:
-        status.problems.append("text ends before END OF INNODB MONITOR OUTPUT (truncated)")
-    for i, (title, _, body_start) in enumerate(headers):
-        end = headers[i + 1][1] if i + 1 < len(headers) else len(text)
-        reader = _READERS.get(title)
-        if reader is None:
-            continue
-        try:
-            reader(status, text[body_start:end])
-        except (ValueError, IndexError, OverflowError) as exc:  # a garbled number or line
-            status.problems.append(f"section {title}: {exc}")
+    try:
+        _Reader(text, status).read()
+    except Exception as exc:  # a parser bug must cost this source, not the scrape; the fuzz test hunts them
+        status = InnodbStatus(problems=[f"internal parser error ({type(exc).__name__})"])
     return status
 
 
-def _headers(text: str) -> list[tuple[str, int, int]]:
-    """(title, start of the header, start of the body) of each section, in text order.
+# --- numbers ----------------------------------------------------------------------------------
 
-    A header is a known title on a line of its own between two dashed lines:
-        ---
-        LOG
-        ---
-    Looking the titles up with str.find keeps this fast on a 1 MB text.
+class _Unreadable(Exception):
+    """A known line whose numbers cannot be read (not digits, too long, out of range)."""
+
+
+def _num(token: str, limit: int = MAX_INT) -> int:
+    """A number as the server prints it: 1 to 20 ASCII digits, at most ``limit``."""
+    if 0 < len(token) <= MAX_DIGITS and token.isascii() and token.isdigit():
+        value = int(token)
+        if value <= limit:
+            return value
+    raise _Unreadable
+
+
+def _seconds(token: str) -> float:
+    """``241``, ``0.00``: finite and at most MAX_SECONDS."""
+    whole, dot, fraction = token.partition(".")
+    _num(whole)
+    if dot:
+        _num(fraction)
+    value = float(token)
+    if value > MAX_SECONDS:
+        raise _Unreadable
+    return value
+
+
+def _lsn(tokens: list[str]) -> int:
+    """An LSN: one number, or two 32-bit halves (MySQL 5.0)."""
+    if len(tokens) == 1:
+        return _num(tokens[0])
+    if len(tokens) == 2:
+        return (_num(tokens[0], 2**32 - 1) << 32) + _num(tokens[1], 2**32 - 1)
+    raise _Unreadable
+
+
+def _trx_id(token: str) -> int:
+    """A transaction id: decimal since 5.6, hexadecimal in 5.1/5.5, two 32-bit halves in 5.0."""
+    if " " in token:
+        return _lsn(token.split(" "))
+    if token.isascii() and token.isdigit():
+        return _num(token)
+    if 0 < len(token) <= 16 and token.isascii() and all(c in "0123456789abcdefABCDEF" for c in token):
+        return int(token, 16)
+    raise _Unreadable
+
+
+def _is_dashes(line: str) -> bool:
+    """The line above or below a section title."""
+    line = line.rstrip(" \t")
+    return len(line) >= 3 and line.count("-") == len(line)
+
+
+def _keyed(line: str) -> tuple[str, list[str]]:
+    """``Log sequence number          123`` -> ("Log sequence number", ["123"])."""
+    key = line.rstrip(" 0123456789")
+    return key, line[len(key):].split()
+
+
+# --- problems ---------------------------------------------------------------------------------
+
+class _Problems:
+    """The problems of one parse, each message once. Messages never quote the text: it is user input."""
+
+    def __init__(self, out: list[str]):
+        self._out = out
+
+    def add(self, message: str) -> None:
+        if message not in self._out:
+            self._out.append(message)
+
+
+class _Section:
+    """Bookkeeping while reading one section: the known lines seen, and what went wrong."""
+
+    def __init__(self, problems: _Problems, name: str, check_missing: bool):
+        self.problems, self.name, self.check_missing = problems, name, check_missing
+        self.seen: set[str] = set()
+        self.current = ""  # the known line being read
+
+    def take(self, key: str) -> bool:
+        """Start reading a known line; False (and a problem) when the section already had it."""
+        self.current = key
+        if key in self.seen:
+            self.problem(f"repeated '{key}' line")
+            return False
+        self.seen.add(key)
+        return True
+
+    def unreadable(self) -> None:
+        self.problem(f"unreadable '{self.current}' line")
+
+    def require(self, *keys: str) -> None:
+        """Lines every server prints in this section (unless the text breaks off in it)."""
+        if self.check_missing:
+            for key in keys:
+                if key not in self.seen:
+                    self.problem(f"no '{key}' line")
+
+    def problem(self, what: str) -> None:
+        self.problems.add(f"section {self.name}: {what}")
+
+
+def _ordered(sec: _Section, obj, pairs: tuple[tuple[str, str, str, str], ...]) -> None:
+    """Make the fields of ``obj`` obey ``low <= high`` for each (low, high, low line, high line).
+
+    Which of two contradicting fields is wrong the text cannot say; so the fewest fields whose removal
+    leaves the rest consistent are dropped (None), and when several choices are as small, all of them.
     """
-    found = []
-    for title in SECTION_TITLES:
-        needle = "\n" + title + "\n"
-        pos = text.find(needle)
-        while pos >= 0:
-            above_start = text.rfind("\n", 0, pos) + 1
-            below_start = pos + len(needle)
-            below_end = text.find("\n", below_start)
-            below_end = len(text) if below_end < 0 else below_end
-            if _DASHES_RE.fullmatch(text, above_start, pos) and _DASHES_RE.fullmatch(text, below_start, below_end):
-                found.append((title, above_start, below_end))
-            pos = text.find(needle, pos + 1)
-    return sorted(found, key=lambda h: h[1])
+    broken = [(low, high, low_line, high_line) for low, high, low_line, high_line in pairs
+              if None not in (getattr(obj, low), getattr(obj, high)) and getattr(obj, low) > getattr(obj, high)]
+    if not broken:
+        return
+    names = sorted({name for pair in broken for name in pair[:2]})
+    covers = [set(c) for size in range(1, len(names) + 1) for c in combinations(names, size)
+              if all(low in c or high in c for low, high, _, _ in broken)]
+    drop = sorted(set().union(*(c for c in covers if len(c) == len(covers[0]))))
+    for name in drop:
+        setattr(obj, name, None)
+    contradictions = "; ".join(f"'{low_line}' > '{high_line}'" for _, _, low_line, high_line in broken)
+    sec.problem(f"{contradictions}: dropped {', '.join(drop)}")
+
+
+# --- structure --------------------------------------------------------------------------------
+
+@dataclass
+class _Layout:
+    """Where the parts of a text that the parser trusts are, as line indices."""
+
+    sections: list[tuple[str, int, int]] = field(default_factory=list)  # front and back: (title, body, end)
+    transactions: tuple[int, int] | None = None  # from the line after the real header to the list's end
+    complete: bool = False  # the server's END marker closes the text
+    user_text: bool = False  # a section holding user text was met
+    forged_transactions: bool = False  # several TRANSACTIONS headers where the server prints one
+
+
+class _Reader:
+    def __init__(self, text: str, status: InnodbStatus):
+        self.raw = text
+        self.lines = text.replace("\r\n", "\n").split("\n")  # never splitlines(): user text holds \x1c, \u2028
+        self.status = status
+        self.problems = _Problems(status.problems)
+        self.mariadb_105 = False  # see _read_section
+
+    def read(self) -> None:
+        headers = self._headers()
+        if not any(title != END for _, title in headers):
+            self.problems.add("no InnoDB monitor section header found")
+            return
+        layout = self._layout(headers)
+        self.status.complete = layout.complete
+        if not layout.complete:
+            self.problems.add("text ends before END OF INNODB MONITOR OUTPUT (truncated)" + (
+                "; the sections after the transaction list are not read" if layout.user_text else ""))
+        if layout.forged_transactions:
+            self.problems.add("section TRANSACTIONS: several headers follow LATEST FOREIGN KEY ERROR or LATEST "
+                              "DETECTED DEADLOCK (user text forges them); none is read")
+        for title, start, end in layout.sections:
+            self._read_section(title, self.lines[start:end], layout.complete or end < len(self.lines))
+        if layout.transactions is not None:
+            self._read_transactions(*layout.transactions)
+        if layout.complete:
+            self._require_sections(layout)
+
+    def _headers(self) -> list[tuple[int, str]]:
+        """(line index, title) of each section header and END marker, in text order.
+
+        A header is a known title on a line of its own between two dashed lines:
+            ---
+            LOG
+            ---
+        """
+        lines = self.lines
+        found = []
+        for i in [i for i, line in enumerate(lines) if line in _RANK]:
+            title = lines[i]
+            below = title == END or (i + 1 < len(lines) and _is_dashes(lines[i + 1]))
+            if i > 0 and _is_dashes(lines[i - 1]) and below:
+                found.append((i, title))
+        return found
+
+    def _layout(self, headers: list[tuple[int, str]]) -> _Layout:
+        """The sections to read: from the front up to user text, from the back down to it."""
+        layout = _Layout()
+        front, k_user, k_end = self._front(headers)
+        back: list[int] = []
+        if k_user is not None:
+            layout.user_text = True
+            k_end = max((k for k in range(k_user + 1, len(headers)) if headers[k][1] == END), default=None)
+            back = self._back(headers, k_user, k_end) if k_end is not None else []
+            trx_at, layout.forged_transactions, user_end = self._transactions(headers, k_user, back, k_end)
+            if k_end is not None and self._cut_by_server() and not self._marked_as_cut(trx_at):
+                self.problems.add("the server cut the end of this over-long output: the sections after the "
+                                  "transaction list are not read")
+                back, k_end = [], None
+                trx_at, layout.forged_transactions, user_end = self._transactions(headers, k_user, back, k_end)
+            if trx_at is not None:
+                layout.transactions = (trx_at + 2, user_end)
+        layout.complete = k_end is not None
+        # A body runs from below the header's lower dashes to above the next header's upper dashes.
+        nexts = [k + 1 for k in front] + back[1:] + ([k_end] if back else [])
+        for k, nxt in zip(front + back, nexts):
+            end = headers[nxt][0] - 1 if nxt is not None and nxt < len(headers) else len(self.lines)
+            layout.sections.append((headers[k][1], headers[k][0] + 2, end))
+        return layout
+
+    def _front(self, headers) -> tuple[list[int], int | None, int | None]:
+        """Headers from the start up to user text: (their indices, the first user-text one, END)."""
+        front, rank = [], -1
+        for k, (_, title) in enumerate(headers):
+            if title == END:
+                return front, None, k
+            if title in USER_TEXT:
+                return front, k, None
+            if _RANK[title] <= rank:
+                self.problems.add(f"section {title} is out of order: the sections after it are read from the "
+                                  "back only")
+                return front, k, None
+            front.append(k)
+            rank = _RANK[title]
+        return front, None, None
+
+    @staticmethod
+    def _back(headers, k_user: int, k_end: int) -> list[int]:
+        """Headers walking backwards from END, each earlier in the order, down to FILE I/O."""
+        back, rank = [], _RANK[END]
+        for k in range(k_end - 1, k_user, -1):
+            title = headers[k][1]
+            if title not in BACK or _RANK[title] >= rank:
+                break
+            back.append(k)
+            rank = _RANK[title]
+            if title == "FILE I/O":
+                break
+        return back[::-1]
+
+    def _transactions(self, headers, k_user: int, back: list[int], k_end: int | None):
+        """(line of the real TRANSACTIONS header or None, whether forged ones hide it, where user text ends)."""
+        if back:
+            user_end = headers[back[0]][0] - 1
+        elif k_end is not None:
+            user_end = headers[k_end][0] - 1
+        else:
+            user_end = len(self.lines)
+        if headers[k_user][1] == "TRANSACTIONS":
+            return headers[k_user][0], False, user_end
+        found = [i for i, title in headers[k_user:] if title == "TRANSACTIONS" and i < user_end]
+        return (found[0] if len(found) == 1 else None), len(found) > 1, user_end
+
+    def _cut_by_server(self) -> bool:
+        """The text is as long as the server's limit, so it may have been cut (see the module doc)."""
+        if len(self.raw) * 4 < _SERVER_LIMIT_BYTES - _LIMIT_SLACK_BYTES:
+            return False
+        size = len(self.raw) if self.raw.isascii() else len(self.raw.encode("utf-8", "surrogatepass"))
+        return abs(size - _SERVER_LIMIT_BYTES) <= _LIMIT_SLACK_BYTES
+
+    def _marked_as_cut(self, trx_at: int | None) -> bool:
+        """The server's cut mark follows the summary lines of the real TRANSACTIONS header."""
+        if trx_at is None:
+            return False
+        i = self._summary_end(trx_at + 2, len(self.lines))
+        return i < len(self.lines) and self.lines[i] == _CUT_MARK
+
+    def _summary_end(self, start: int, stop: int) -> int:
+        """Where the list begins after the summary lines: at the server's own mark of it."""
+        for i in range(start, stop):
+            if self.lines[i] in _LIST_STARTS:
+                return i
+        # No mark (the text breaks off): only what looks like summary lines, so no list line is taken.
+        while start < stop and self.lines[start].startswith(_TRX_SUMMARY):
+            start += 1
+        return start
+
+    def _require_sections(self, layout: _Layout) -> None:
+        """A complete text has every section the server always prints."""
+        found = {title for title, _, _ in layout.sections}
+        if layout.transactions is not None or layout.forged_transactions:
+            found.add("TRANSACTIONS")
+        # The error-log monitor skips TRANSACTIONS when it cannot latch the lock system.
+        if any(_FAIL_TO_LATCH in self.lines[start:end] for _, start, end in layout.sections):
+            found.add("TRANSACTIONS")
+        for title in _REQUIRED_SECTIONS:
+            if title not in found:
+                self.problems.add(f"no {title} section")
+
+    # --- sections -----------------------------------------------------------------------------
+
+    def _read_section(self, title: str, lines: list[str], check_missing: bool) -> None:
+        sec = _Section(self.problems, title, check_missing)
+        st = self.status
+        # MariaDB 10.5+ prints no "queries inside InnoDB" line in ROW OPERATIONS; it is known by what it
+        # prints before: an empty SEMAPHORES (10.6+), one fsync total (10.8+), no single page flushing.
+        if title == "SEMAPHORES":
+            st.semaphores = _read_semaphores(sec, lines)
+            self.mariadb_105 |= not any(line.strip() for line in lines)
+        elif title == "FILE I/O":
+            st.file_io = _read_file_io(sec, lines)
+            self.mariadb_105 |= st.file_io.pending_fsyncs is not None
+        elif title == "INSERT BUFFER AND ADAPTIVE HASH INDEX":
+            st.insert_buffer = _read_insert_buffer(sec, lines)
+        elif title == "LOG":
+            st.log = _read_log(sec, lines)
+        elif title == "BUFFER POOL AND MEMORY":
+            st.buffer_pool = _read_pool(sec, lines)
+            self.mariadb_105 |= (st.buffer_pool.pending_writes_lru is not None
+                                 and st.buffer_pool.pending_writes_single_page is None)
+        elif title == "INDIVIDUAL BUFFER POOL INFO":
+            st.buffer_pool_instances = _read_instances(sec, lines)
+        elif title == "ROW OPERATIONS":
+            st.row_operations = _read_row_operations(sec, lines, self.mariadb_105)
+        # BACKGROUND THREAD and ADAPTIVE HASH INDEX: nothing the exporter uses.
+
+    def _read_transactions(self, start: int, stop: int) -> None:
+        list_start = self._summary_end(start, stop)
+        sec = _Section(self.problems, "TRANSACTIONS", check_missing=list_start < len(self.lines))
+        trx = _read_trx_summary(sec, self.lines[start:list_start])
+        _count_trx_list(trx, self.lines[list_start:stop])
+        self.status.transactions = trx
 
 
 # --- SEMAPHORES -------------------------------------------------------------------------------
 
 # OS WAIT ARRAY INFO: reservation count 28702892, signal count 18960799   (5.1-5.6, one line)
 # OS WAIT ARRAY INFO: reservation count 2                                  (5.7+, two lines)
-_RESERVATION_RE = re.compile(r"^OS WAIT ARRAY INFO: reservation count (\d+)", re.M)
+_RESERVATION_RE = re.compile(r"OS WAIT ARRAY INFO: reservation count ([0-9]+)(?:, signal count ([0-9]+))?")
 # OS WAIT ARRAY INFO: signal count 2
-_SIGNAL_RE = re.compile(r"^OS WAIT ARRAY INFO: (?:reservation count \d+,? )?signal count (\d+)", re.M)
+_SIGNAL_RE = re.compile(r"OS WAIT ARRAY INFO: signal count ([0-9]+)")
 # Mutex spin waits 2, rounds 60, OS waits 1
 # RW-shared spins 0, rounds 4, OS waits 2
-# RW-excl spins 0, rounds 0, OS waits 0
-# RW-sx spins 0, rounds 0, OS waits 0
-_SPIN_RE = re.compile(
-    r"^(Mutex spin waits|RW-shared spins|RW-excl spins|RW-sx spins) (\d+), rounds (\d+), OS waits (\d+)", re.M
-)
+_SPIN_RE = re.compile(r"(Mutex spin waits|RW-shared spins|RW-excl spins|RW-sx spins) ([0-9]+), "
+                      r"rounds ([0-9]+), OS waits ([0-9]+)")
 # RW-shared spins 2, OS waits 1; RW-excl spins 0, OS waits 0   (5.1: no rounds)
-_SPIN_OLD_RE = re.compile(r"(RW-shared|RW-excl) spins (\d+), OS waits (\d+)")
+_SPIN_OLD_RE = re.compile(r"RW-shared spins ([0-9]+), OS waits ([0-9]+); RW-excl spins ([0-9]+), OS waits ([0-9]+)")
 _SPIN_MODES = {"Mutex spin waits": "mutex", "RW-shared spins": "rw_shared", "RW-excl spins": "rw_excl",
-               "RW-sx spins": "rw_sx", "RW-shared": "rw_shared", "RW-excl": "rw_excl"}
+               "RW-sx spins": "rw_sx"}
 # --Thread 140426528233808 has waited at btr/btr0sea.c line 774 for 0.00 seconds the semaphore:
-# --Thread 139 has waited at srv0srv.cc line 1982 for 241.00 seconds the semaphore:
-_WAIT_RE = re.compile(r"^--Thread \d+ has waited at .*? line \d+ for (\d+(?:\.\d+)?) seconds", re.M)
-# Mutex at 0x7fb86b28f0e0 created file btr/btr0sea.c line 139, lock var 1         (5.1-5.6)
-# Mutex at 0x7f2d8c0b2b68, Mutex TRX_SYS created trx0sys.cc:594, lock var 1      (5.7+ with names)
-# Mutex at 0x7f3e0c0f8858 '&log_sys->mutex', lock var 1                          (XtraDB)
-_MUTEX_NAMED_RE = re.compile(r"^Mutex at \S+?,? Mutex (\S+) created", re.M)
-_MUTEX_QUOTED_RE = re.compile(r"^Mutex at \S+ '([^']+)'", re.M)
-_MUTEX_SITE_RE = re.compile(r"^Mutex at \S+ created file (\S+) line (\d+)", re.M)
-# S-lock on RW-latch at 0x7fb86b28f0b8 created in file btr/btr0sea.c line 139
-# X-lock (wait_ex) on RW-latch at 0x7fd0... created in file dict0dict.cc line 1183
-# S-lock on RW-latch at 0x7f3e0c0f7d58 '&btr_search_latch'                     (XtraDB)
-_RW_QUOTED_RE = re.compile(r"^\S+-lock (?:\(\w+\) )?on RW-latch at \S+ '([^']+)'", re.M)
-_RW_SITE_RE = re.compile(r"^\S+-lock (?:\(\w+\) )?on RW-latch at \S+ created in file (\S+) line (\d+)", re.M)
+# --Thread 139731125044992 has waited at trx0i_s.cc line 1074 for 256 seconds the semaphore:   (8.0)
+_WAIT_START, _WAIT_END, _WAIT_AT = "--Thread ", " seconds the semaphore:", " has waited at "
 
 
-def _site(path: str, line: str) -> str:
+def _site(path: str, line: str) -> str | None:
     """Creation site as ``file:line`` without the build directory, which varies by packager."""
-    return f"{path.rsplit('/', 1)[-1]}:{line}"
+    if not (0 < len(line) <= 9 and line.isascii() and line.isdigit()):
+        return None
+    return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}"
 
 
-def _wait_latch(entry: str) -> tuple[str, str] | None:
-    """The (latch, kind) an entry waits for: the name where printed, else the creation site."""
-    for regex, kind in ((_MUTEX_NAMED_RE, "mutex"), (_MUTEX_QUOTED_RE, "mutex"), (_RW_QUOTED_RE, "rwlock")):
-        m = regex.search(entry)
-        if m:
-            return m.group(1), kind
-    m = _MUTEX_SITE_RE.search(entry)
-    if m:
-        return _site(m.group(1), m.group(2)), "mutex"
-    m = _RW_SITE_RE.search(entry)
-    if m:
-        return _site(m.group(1), m.group(2)), "rwlock"
+def _latch_of(line: str) -> tuple[str, str] | None:
+    """The (latch, kind) a latch line names: its name where printed, else its creation site.
+
+    Mutex at 0x7f2d8c0b2b68, Mutex TRX_SYS created trx0sys.cc:594, lock var 1      (5.7+ with names)
+    Mutex at 0x7f3e0c0f8858 '&log_sys->mutex', lock var 1                          (XtraDB)
+    Mutex at 0x7fb86b28f0e0 created file btr/btr0sea.c line 139, lock var 1         (5.1-5.6)
+    S-lock on RW-latch at 0x7f3e0c0f7d58 '&btr_search_latch'                     (XtraDB)
+    X-lock (wait_ex) on RW-latch at 0x7fd0... created in file dict0dict.cc line 1183
+    """
+    if line.startswith("Mutex at "):
+        kind, rest = "mutex", line[len("Mutex at "):]
+    else:
+        mode, sep, rest = line.partition(" on RW-latch at ")
+        if not sep or not mode.split(" ", 1)[0].endswith("-lock"):
+            return None
+        kind = "rwlock"
+    rest = rest.partition(" ")[2]  # after the address
+    if rest.startswith("Mutex "):
+        return rest[len("Mutex "):].partition(" ")[0], kind
+    if rest.startswith("'"):
+        name, quote, _ = rest[1:].partition("'")
+        return (name, kind) if quote else None
+    for created in ("created file ", "created in file "):
+        if rest.startswith(created):
+            path, sep, number = rest[len(created):].partition(" line ")
+            site = _site(path, number.partition(",")[0]) if sep else None
+            return (site, kind) if site else None
     return None
 
 
-def _read_semaphores(status: InnodbStatus, body: str) -> None:
+def _label(name: str) -> bool:
+    """A latch name fit for a label: what servers print, short printable ASCII."""
+    return 0 < len(name) <= 128 and name.isascii() and name.isprintable()
+
+
+def _read_semaphores(sec: _Section, lines: list[str]) -> Semaphores:
     sem = Semaphores()
-    if m := _RESERVATION_RE.search(body):
-        sem.reservation_count = int(m.group(1))
-    if m := _SIGNAL_RE.search(body):
-        sem.signal_count = int(m.group(1))
-    for m in _SPIN_RE.finditer(body):
-        sem.spin[_SPIN_MODES[m.group(1)]] = SpinStats(int(m.group(2)), int(m.group(3)), int(m.group(4)))
-    for m in _SPIN_OLD_RE.finditer(body):
-        sem.spin.setdefault(_SPIN_MODES[m.group(1)], SpinStats(int(m.group(2)), None, int(m.group(3))))
-    waits = list(_WAIT_RE.finditer(body))
-    for i, m in enumerate(waits):
-        entry = body[m.end(): waits[i + 1].start() if i + 1 < len(waits) else len(body)]
-        latch = _wait_latch(entry)
-        if latch is None:
-            status.problems.append("section SEMAPHORES: a waiting thread names no latch")
+    waits: list[tuple[int, float]] = []  # (line index, seconds)
+    for i, line in enumerate(lines):
+        line = line.rstrip()
+        try:
+            if m := _RESERVATION_RE.fullmatch(line):
+                if sec.take("OS WAIT ARRAY INFO: reservation count"):
+                    sem.reservation_count = _num(m.group(1))
+                if m.group(2) is not None and sec.take("OS WAIT ARRAY INFO: signal count"):
+                    sem.signal_count = _num(m.group(2))
+            elif m := _SIGNAL_RE.fullmatch(line):
+                if sec.take("OS WAIT ARRAY INFO: signal count"):
+                    sem.signal_count = _num(m.group(1))
+            elif m := _SPIN_RE.fullmatch(line):
+                if sec.take(m.group(1)):
+                    sem.spin[_SPIN_MODES[m.group(1)]] = SpinStats(*(_num(g) for g in m.group(2, 3, 4)))
+            elif m := _SPIN_OLD_RE.fullmatch(line):
+                if all([sec.take("RW-shared spins"), sec.take("RW-excl spins")]):  # both lines in one
+                    sem.spin["rw_shared"] = SpinStats(_num(m.group(1)), None, _num(m.group(2)))
+                    sem.spin["rw_excl"] = SpinStats(_num(m.group(3)), None, _num(m.group(4)))
+            elif line.startswith(_WAIT_START) and line.endswith(_WAIT_END):
+                sec.current = "--Thread ... has waited at"  # every waiting thread prints one
+                head, sep, seconds = line[: -len(_WAIT_END)].rpartition(" for ")
+                if not sep or _WAIT_AT not in head:
+                    raise _Unreadable
+                waits.append((i, _seconds(seconds)))
+        except _Unreadable:
+            sec.unreadable()
+    for n, (i, seconds) in enumerate(waits):
+        entry_end = waits[n + 1][0] if n + 1 < len(waits) else len(lines)
+        latch = next((found for found in map(_latch_of, lines[i + 1:entry_end]) if found is not None), None)
+        if latch is None or not _label(latch[0]):
+            sec.problem("a waiting thread names no latch")
             latch = ("unknown", "unknown")
-        sem.waits.append(SemaphoreWait(latch=latch[0], kind=latch[1], seconds=float(m.group(1))))
-    status.semaphores = sem
+        sem.waits.append(SemaphoreWait(latch=latch[0], kind=latch[1], seconds=seconds))
+    if any(line.strip() for line in lines):  # MariaDB 10.6+ prints this section empty
+        sec.require("OS WAIT ARRAY INFO: reservation count", "OS WAIT ARRAY INFO: signal count",
+                    "RW-shared spins", "RW-excl spins")
+    return sem
 
 
 # --- TRANSACTIONS -----------------------------------------------------------------------------
 
-# Trx id counter 32388          Trx id counter 0 80157601 (5.0: two 32-bit halves)   Trx id counter 17F6C0 (5.1: hex)
-_TRX_COUNTER_RE = re.compile(r"^Trx id counter ((?:\d+ )?[0-9A-Fa-f]+)\s*$", re.M)
-# Purge done for trx's n:o < 29643 undo n:o < 0 state: running
-_PURGE_RE = re.compile(r"^Purge done for trx's n:o < ((?:\d+ )?[0-9A-Fa-f]+) undo n:o <", re.M)
+# Trx id counter 32388          Trx id counter 0 80157601 (5.0: two halves)   Trx id counter 17F6C0 (5.1: hex)
+# Purge done for trx's n:o < 29643 undo n:o < 0 state: running but idle
 # History list length 1388
-_HISTORY_RE = re.compile(r"^History list length (\d+)", re.M)
-# ---TRANSACTION 421, not started
+# Total number of lock structs in row lock hash table 0                     (debug builds)
+_TRX_COUNTER, _PURGE, _HISTORY = "Trx id counter ", "Purge done for trx's n:o < ", "History list length "
+_TRX_SUMMARY = (_TRX_COUNTER, _PURGE, _HISTORY, "Total number of lock structs in row lock hash table ")
+# The list starts with this line, or with the server's mark where it cut the list's beginning.
+_LIST_STARTS = ("LIST OF TRANSACTIONS FOR EACH SESSION:", _CUT_MARK)
 # ---TRANSACTION 32385, ACTIVE 0 sec
-# ---TRANSACTION (0x7f519d363d80), ACTIVE 12 sec starting index read
 # ---TRANSACTION 0 80157600, ACTIVE 4 sec, process no 3396, OS thread id 1148250464 fetching rows
 # ---TRANSACTION 2BB0, ACTIVE (PREPARED) 31 sec
-_TRX_MARK = "\n---TRANSACTION "
-_TRX_ACTIVE_RE = re.compile(r", ACTIVE (?:\(PREPARED\) )?(\d+) sec")
+_ACTIVE_RE = re.compile(r"\n---TRANSACTION [^\n]*?, ACTIVE (?:\(PREPARED\) )?([0-9]+) sec")
 # LOCK WAIT 2 lock struct(s), heap size 1136, 1 row lock(s)
-_LOCK_WAIT_MARK = "\nLOCK WAIT "
+_LOCK_WAIT = "\nLOCK WAIT "
 
 
-def _trx_id(token: str) -> int:
-    """A transaction id: decimal since 5.6, hexadecimal in 5.1/5.5, two 32-bit halves in 5.0."""
-    parts = token.split()
-    if len(parts) == 2:
-        return (int(parts[0]) << 32) + int(parts[1])
-    if re.fullmatch(r"\d+", token):
-        return int(token)
-    return int(token, 16)
-
-
-def _read_transactions(status: InnodbStatus, body: str) -> None:
+def _read_trx_summary(sec: _Section, lines: list[str]) -> Transactions:
+    """The summary lines the server prints before the list: the trusted part of TRANSACTIONS."""
     trx = Transactions()
-    if m := _TRX_COUNTER_RE.search(body):
-        trx.trx_id_counter = _trx_id(m.group(1))
-    if m := _PURGE_RE.search(body):
-        trx.purge_done_for = _trx_id(m.group(1))
-    if m := _HISTORY_RE.search(body):
-        trx.history_list_length = int(m.group(1))
-    oldest = 0
-    # Split rather than scan line by line: a long list is most of a 1 MB text.
-    for entry in body.split(_TRX_MARK)[1:]:
-        trx.listed += 1
-        end = entry.find("\n")
-        active = _TRX_ACTIVE_RE.search(entry, 0, end if end >= 0 else len(entry))
-        if active:
-            trx.active += 1
-            oldest = max(oldest, int(active.group(1)))
-    trx.oldest_active_seconds = oldest
-    trx.lock_waits = body.count(_LOCK_WAIT_MARK)
-    status.transactions = trx
+    for line in lines:
+        line = line.rstrip()
+        try:
+            if line.startswith(_TRX_COUNTER):
+                if sec.take("Trx id counter"):
+                    trx.trx_id_counter = _trx_id(line[len(_TRX_COUNTER):])
+            elif line.startswith(_PURGE):
+                if sec.take("Purge done for"):
+                    done, sep, _ = line[len(_PURGE):].partition(" undo n:o < ")
+                    if not sep:
+                        raise _Unreadable
+                    trx.purge_done_for = _trx_id(done)
+            elif line.startswith(_HISTORY):
+                if sec.take("History list length"):
+                    trx.history_list_length = _num(line[len(_HISTORY):])
+        except _Unreadable:
+            sec.unreadable()
+    sec.require("Trx id counter", "Purge done for", "History list length")
+    _ordered(sec, trx, (("purge_done_for", "trx_id_counter", "Purge done for", "Trx id counter"),))
+    return trx
+
+
+def _count_trx_list(trx: Transactions, lines: list[str]) -> None:
+    """Counts over the transaction list. User text can forge these lines: see the module doc."""
+    text = "\n" + "\n".join(lines)  # searched whole: the list is most of a 1 MB text
+    ages = [int(m.group(1)) for m in _ACTIVE_RE.finditer(text) if len(m.group(1)) <= 9]
+    trx.active = len(ages)
+    trx.oldest_active_seconds = max((age for age in ages if age <= MAX_SECONDS), default=0)
+    trx.lock_waits = text.count(_LOCK_WAIT)
 
 
 # --- FILE I/O ---------------------------------------------------------------------------------
 
 # Pending normal aio reads: [0, 0, 0, 0] , aio writes: [0, 0, 0, 0] ,      (5.7+, per I/O thread)
-# Pending normal aio reads: 0 [0, 0, 0, 0] , aio writes: 0 [0, 0, 0, 0] ,  (8.0: total, then per thread)
-# Pending normal aio reads: 0, aio writes: 0,                              (5.1-5.6)
-_AIO_RE = re.compile(r"^Pending normal aio reads:\s*(\d+)?\s*(\[[\d, ]*\])?\s*,\s*aio writes:\s*(\d+)?\s*(\[[\d, ]*\])?", re.M)
+# Pending normal aio reads: 0 [0, 0, 0, 0] , aio writes: 0 [0, 0, 0, 0] ,  (5.6: total, then per thread)
+# Pending normal aio reads: 0, aio writes: 0,                              (5.1-5.5)
+# Pending normal aio reads:                                                (MariaDB 10.5)
+_AIO, _AIO_WRITES = "Pending normal aio reads:", ", aio writes:"
 #  ibuf aio reads: 0, log i/o's: 0, sync i/o's: 0
 #  ibuf aio reads:, log i/o's:, sync i/o's:          (5.7+: empty when those threads do not exist)
-_AIO2_RE = re.compile(r"ibuf aio reads:\s*(\d*),\s*log i/o's:\s*(\d*),\s*sync i/o's:\s*(\d*)")
+_AIO2_FIELDS = {"ibuf aio reads": "pending_ibuf_reads", "log i/o's": "pending_log_ios",
+                "sync i/o's": "pending_sync_ios"}
 # Pending flushes (fsync) log: 0; buffer pool: 0
-_FSYNC_RE = re.compile(r"^Pending flushes \(fsync\) log: (\d+); buffer pool: (\d+)", re.M)
-# Pending flushes (fsync): 0                           (MariaDB 10.5+)
-_FSYNC_TOTAL_RE = re.compile(r"^Pending flushes \(fsync\): (\d+)", re.M)
+_FSYNC_RE = re.compile(r"Pending flushes \(fsync\) log: ([0-9]+); buffer pool: ([0-9]+)")
+# Pending flushes (fsync): 0                           (MariaDB 10.8+)
+_FSYNC_TOTAL_RE = re.compile(r"Pending flushes \(fsync\): ([0-9]+)")
 # 179 OS file reads, 1511 OS file writes, 13643 OS fsyncs
-_OS_RE = re.compile(r"^(\d+) OS file reads, (\d+) OS file writes, (\d+) OS fsyncs", re.M)
+_OS_RE = re.compile(r"([0-9]+) OS file reads, ([0-9]+) OS file writes, ([0-9]+) OS fsyncs")
 
 
-def _aio(total: str | None, per_thread: str | None) -> int | None:
+def _aio_count(part: str) -> int | None:
+    """`` 0 [0, 0, 0, 0] ``, `` [1, 0, 2] ``, `` 0`` -> the total; empty -> None."""
+    part = part.strip().rstrip(",").strip()
+    if not part:
+        return None
+    total, bracket, rest = part.partition("[")
+    total = total.strip()
+    if not bracket:
+        return _num(total)
+    inner, close, after = rest.partition("]")
+    if not close or after.strip():
+        raise _Unreadable
     if total:
-        return int(total)
-    if per_thread:
-        return sum(int(x) for x in re.findall(r"\d+", per_thread))
-    return None
+        return _num(total)
+    values = [_num(x.strip()) for x in inner.split(",")] if inner.strip() else []
+    if sum(values) > MAX_INT:
+        raise _Unreadable
+    return sum(values)
 
 
-def _read_file_io(status: InnodbStatus, body: str) -> None:
+def _read_file_io(sec: _Section, lines: list[str]) -> FileIO:
     io = FileIO()
-    if m := _AIO_RE.search(body):
-        io.pending_normal_reads = _aio(m.group(1), m.group(2))
-        io.pending_normal_writes = _aio(m.group(3), m.group(4))
-    if m := _AIO2_RE.search(body):
-        io.pending_ibuf_reads, io.pending_log_ios, io.pending_sync_ios = (
-            int(g) if g else None for g in m.groups())
-    if m := _FSYNC_RE.search(body):
-        io.pending_fsyncs_log, io.pending_fsyncs_buffer_pool = int(m.group(1)), int(m.group(2))
-    elif m := _FSYNC_TOTAL_RE.search(body):
-        io.pending_fsyncs = int(m.group(1))
-    if m := _OS_RE.search(body):
-        io.os_reads, io.os_writes, io.os_fsyncs = (int(g) for g in m.groups())
-    status.file_io = io
+    io_threads = False
+    for line in lines:
+        line = line.rstrip()
+        try:
+            if line.startswith("I/O thread "):
+                io_threads = True
+            elif line.startswith(_AIO):
+                reads, _, writes = line[len(_AIO):].partition(_AIO_WRITES)
+                if sec.take(_AIO):
+                    io.pending_normal_reads, io.pending_normal_writes = _aio_count(reads), _aio_count(writes)
+            elif line.lstrip().startswith("ibuf aio reads:"):
+                if sec.take("ibuf aio reads:"):
+                    pending = {}
+                    for item in line.strip().split(","):
+                        name, colon, value = item.strip().partition(":")
+                        if not colon or name not in _AIO2_FIELDS:
+                            raise _Unreadable
+                        pending[_AIO2_FIELDS[name]] = _num(value.strip()) if value.strip() else None
+                    for name, value in pending.items():
+                        setattr(io, name, value)
+            elif m := _FSYNC_RE.fullmatch(line):
+                if sec.take("Pending flushes (fsync)"):
+                    io.pending_fsyncs_log, io.pending_fsyncs_buffer_pool = _num(m.group(1)), _num(m.group(2))
+            elif m := _FSYNC_TOTAL_RE.fullmatch(line):
+                if sec.take("Pending flushes (fsync)"):
+                    io.pending_fsyncs = _num(m.group(1))
+            elif m := _OS_RE.fullmatch(line):
+                if sec.take("OS file reads"):
+                    io.os_reads, io.os_writes, io.os_fsyncs = (_num(g) for g in m.groups())
+        except _Unreadable:
+            sec.unreadable()
+    sec.require("Pending flushes (fsync)", "OS file reads")
+    if io_threads:  # MySQL, Percona, MariaDB before 10.6: one line per I/O thread, then the pending aio
+        sec.require(_AIO)
+    return io
 
 
 # --- INSERT BUFFER AND ADAPTIVE HASH INDEX ----------------------------------------------------
@@ -381,28 +768,45 @@ def _read_file_io(status: InnodbStatus, body: str) -> None:
 # Ibuf: size 1, free list len 0, seg size 2, 0 merges
 # Ibuf: size 1704, free list len 1209, seg size 2914,          (5.1: merges on the next line)
 # Ibuf for space 0: size 1, free list len 0, seg size 2,       (5.0)
-_IBUF_RE = re.compile(r"^Ibuf(?: for space \d+)?: size (\d+), free list len (\d+), seg size (\d+),(?:\s*(\d+) merges)?", re.M)
+_IBUF_RE = re.compile(r"Ibuf(?: for space [0-9]+)?: size ([0-9]+), free list len ([0-9]+), seg size ([0-9]+),"
+                      r"(?: ([0-9]+) merges)?")
 # 0 inserts, 0 merged recs, 0 merges                           (5.1)
-_IBUF_OLD_MERGES_RE = re.compile(r"^\d+ inserts, \d+ merged recs, (\d+) merges", re.M)
+_IBUF_OLD_MERGES_RE = re.compile(r"[0-9]+ inserts, [0-9]+ merged recs, ([0-9]+) merges")
 # merged operations:
 #  insert 0, delete mark 0, delete 0
 # discarded operations:
 #  insert 0, delete mark 0, delete 0
-_IBUF_OPS_RE = re.compile(r"^(merged|discarded) operations:\s*\n\s*insert (\d+), delete mark (\d+), delete (\d+)", re.M)
+_IBUF_OPS_RE = re.compile(r"insert ([0-9]+), delete mark ([0-9]+), delete ([0-9]+)")
 
 
-def _read_insert_buffer(status: InnodbStatus, body: str) -> None:
+def _read_insert_buffer(sec: _Section, lines: list[str]) -> InsertBuffer:
     ib = InsertBuffer()
-    if m := _IBUF_RE.search(body):
-        ib.size, ib.free_list_len, ib.seg_size = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        if m.group(4) is not None:
-            ib.merges = int(m.group(4))
-    if ib.merges is None and (m := _IBUF_OLD_MERGES_RE.search(body)):
-        ib.merges = int(m.group(1))
-    for m in _IBUF_OPS_RE.finditer(body):
-        ops = {"insert": int(m.group(2)), "delete_mark": int(m.group(3)), "delete": int(m.group(4))}
-        (ib.merged if m.group(1) == "merged" else ib.discarded).update(ops)
-    status.insert_buffer = ib
+    old_format = False
+    for i, line in enumerate(lines):
+        line = line.rstrip()
+        try:
+            if m := _IBUF_RE.fullmatch(line):
+                if sec.take("Ibuf: size"):
+                    ib.size, ib.free_list_len, ib.seg_size = (_num(g) for g in m.group(1, 2, 3))
+                    if m.group(4) is not None:
+                        ib.merges = _num(m.group(4))
+            elif m := _IBUF_OLD_MERGES_RE.fullmatch(line):
+                old_format = True
+                if sec.take("merged recs, merges") and ib.merges is None:
+                    ib.merges = _num(m.group(1))
+            elif line in ("merged operations:", "discarded operations:"):
+                if sec.take(line):
+                    ops = _IBUF_OPS_RE.fullmatch(lines[i + 1].strip()) if i + 1 < len(lines) else None
+                    if ops is None:
+                        raise _Unreadable
+                    counts = dict(zip(("insert", "delete_mark", "delete"), (_num(g) for g in ops.groups())))
+                    (ib.merged if line == "merged operations:" else ib.discarded).update(counts)
+        except _Unreadable:
+            sec.unreadable()
+    sec.require("Ibuf: size")
+    if not old_format:
+        sec.require("merged operations:", "discarded operations:")
+    return ib
 
 
 # --- LOG --------------------------------------------------------------------------------------
@@ -413,8 +817,7 @@ def _read_insert_buffer(status: InnodbStatus, body: str) -> None:
 # Pages flushed up to 22853971
 # Last checkpoint at  22853971
 # Max checkpoint age    1739049        (Percona / XtraDB)
-# Checkpoint age target 1684683
-# Modified age          0
+# Modified age          0              (XtraDB; Percona 8.0 prints "Modified age no less than", unused)
 # Checkpoint age        0
 _LOG_FIELDS = {
     "Log sequence number": "lsn",
@@ -422,19 +825,38 @@ _LOG_FIELDS = {
     "Pages flushed up to": "pages_flushed_lsn",
     "Last checkpoint at": "last_checkpoint_lsn",
     "Max checkpoint age": "max_checkpoint_age",
-    "Checkpoint age target": "checkpoint_age_target",
     "Modified age": "modified_age",
     "Checkpoint age": "checkpoint_age",
 }
-_LOG_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in _LOG_FIELDS) + r")\s+(\d+)(?: (\d+))?\s*$", re.M)
+# Positions the server prints in this order whatever the flavour: checkpoint <= oldest dirty page
+# ("Pages flushed up to") <= LSN and checkpoint <= flushed <= LSN. Flushed and pages flushed are not
+# ordered: with no dirty page MariaDB and MySQL 5.x print the current LSN as pages flushed.
+_LOG_ORDER = (
+    ("last_checkpoint_lsn", "pages_flushed_lsn", "Last checkpoint at", "Pages flushed up to"),
+    ("pages_flushed_lsn", "lsn", "Pages flushed up to", "Log sequence number"),
+    ("last_checkpoint_lsn", "flushed_lsn", "Last checkpoint at", "Log flushed up to"),
+    ("flushed_lsn", "lsn", "Log flushed up to", "Log sequence number"),
+    ("last_checkpoint_lsn", "lsn", "Last checkpoint at", "Log sequence number"),
+)
 
 
-def _read_log(status: InnodbStatus, body: str) -> None:
+def _read_log(sec: _Section, lines: list[str]) -> Log:
     log = Log()
-    for m in _LOG_RE.finditer(body):
-        value = (int(m.group(2)) << 32) + int(m.group(3)) if m.group(3) else int(m.group(2))
-        setattr(log, _LOG_FIELDS[m.group(1)], value)
-    status.log = log
+    for line in lines:
+        key, values = _keyed(line.rstrip())
+        name = _LOG_FIELDS.get(key)
+        if name is None:
+            continue
+        try:
+            if sec.take(key):
+                setattr(log, name, _lsn(values))
+        except _Unreadable:
+            sec.unreadable()
+    sec.require("Log sequence number", "Log flushed up to", "Pages flushed up to", "Last checkpoint at")
+    if "Max checkpoint age" in sec.seen or "Checkpoint age" in sec.seen:  # Percona Server, XtraDB
+        sec.require("Max checkpoint age", "Checkpoint age")
+    _ordered(sec, log, _LOG_ORDER)
+    return log
 
 
 # --- BUFFER POOL AND MEMORY / INDIVIDUAL BUFFER POOL INFO -------------------------------------
@@ -451,67 +873,95 @@ _POOL_FIELDS = {
     "Modified db pages": "modified_pages",
     "Pending reads": "pending_reads",
 }
-_POOL_RE = re.compile(r"^(" + "|".join(re.escape(k) for k in _POOL_FIELDS) + r")\s+(\d+)\s*$", re.M)
 # Pending writes: LRU 0, flush list 0, single page 0
 # Pending writes: LRU 0, flush list 0                (MariaDB 10.5+: no single page flushing)
-_PENDING_WRITES_RE = re.compile(r"^Pending writes: LRU (\d+), flush list (\d+)(?:, single page (\d+))?", re.M)
+_PENDING_WRITES_RE = re.compile(r"Pending writes: LRU ([0-9]+), flush list ([0-9]+)(?:, single page ([0-9]+))?")
 # Buffer pool hit rate 999 / 1000, young-making rate 0 / 1000 not 3 / 1000
-_HIT_RE = re.compile(r"^Buffer pool hit rate (\d+) / (\d+)", re.M)
+_HIT_RE = re.compile(r"Buffer pool hit rate ([0-9]+) / ([0-9]+)(?:,.*)?")
+_NO_GETS = "No buffer pool page gets since the last printout"
 # ---BUFFER POOL 0
-_INSTANCE_RE = re.compile(r"^---BUFFER POOL (\d+)\s*$", re.M)
+_INSTANCE_RE = re.compile(r"---BUFFER POOL ([0-9]+)")
 
 
-def _pool(body: str) -> BufferPool:
+def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
     bp = BufferPool()
-    for m in _POOL_RE.finditer(body):
-        setattr(bp, _POOL_FIELDS[m.group(1)], int(m.group(2)))
-    if m := _PENDING_WRITES_RE.search(body):
-        bp.pending_writes_lru, bp.pending_writes_flush_list = int(m.group(1)), int(m.group(2))
-        bp.pending_writes_single_page = int(m.group(3)) if m.group(3) is not None else None
-    if (m := _HIT_RE.search(body)) and int(m.group(2)):
-        bp.hit_rate = int(m.group(1)) / int(m.group(2))
+    hit: tuple[int, int] | None = None
+    for line in lines:
+        line = line.rstrip()
+        try:
+            key, values = _keyed(line)
+            if key in _POOL_FIELDS:
+                if sec.take(key):
+                    if len(values) != 1:
+                        raise _Unreadable
+                    setattr(bp, _POOL_FIELDS[key], _num(values[0]))
+            elif m := _PENDING_WRITES_RE.fullmatch(line):
+                if sec.take("Pending writes"):
+                    bp.pending_writes_lru, bp.pending_writes_flush_list = _num(m.group(1)), _num(m.group(2))
+                    if m.group(3) is not None:
+                        bp.pending_writes_single_page = _num(m.group(3))
+            elif m := _HIT_RE.fullmatch(line):
+                if sec.take("Buffer pool hit rate"):
+                    hit = _num(m.group(1)), _num(m.group(2))
+            elif line == _NO_GETS:
+                sec.take("Buffer pool hit rate")
+        except _Unreadable:
+            sec.unreadable()
+    sec.require(*_POOL_FIELDS, "Pending writes", "Buffer pool hit rate")
+    if hit is not None:
+        if 0 < hit[1] and hit[0] <= hit[1]:
+            bp.hit_rate = hit[0] / hit[1]
+        else:
+            sec.problem("'Buffer pool hit rate' above its denominator: dropped hit_rate")
+    if None not in (bp.size, bp.free, bp.database_pages) and bp.free + bp.database_pages > bp.size:
+        sec.problem("'Free buffers' + 'Database pages' > 'Buffer pool size': dropped size, free, database_pages")
+        bp.size = bp.free = bp.database_pages = None
     return bp
 
 
-def _read_buffer_pool(status: InnodbStatus, body: str) -> None:
-    status.buffer_pool = _pool(body)
-
-
-def _read_instances(status: InnodbStatus, body: str) -> None:
-    marks = list(_INSTANCE_RE.finditer(body))
-    for i, m in enumerate(marks):
-        end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
-        status.buffer_pool_instances[int(m.group(1))] = _pool(body[m.end():end])
+def _read_instances(sec: _Section, lines: list[str]) -> dict[int, BufferPool]:
+    marks = []
+    for i, line in enumerate(lines):
+        if m := _INSTANCE_RE.fullmatch(line.rstrip()):
+            try:
+                marks.append((i, _num(m.group(1), MAX_POOLS - 1)))
+            except _Unreadable:
+                sec.problem("unreadable '---BUFFER POOL' line")
+    if not marks and sec.check_missing:
+        sec.problem("no '---BUFFER POOL' line")
+    pools: dict[int, BufferPool] = {}
+    for n, (i, pool) in enumerate(marks):
+        end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        if pool in pools:
+            sec.problem("repeated '---BUFFER POOL' line")
+            continue
+        check = sec.check_missing or n + 1 < len(marks)
+        pools[pool] = _read_pool(_Section(sec.problems, f"{sec.name} {pool}", check), lines[i + 1:end])
+    return pools
 
 
 # --- ROW OPERATIONS ---------------------------------------------------------------------------
 
-# 0 queries inside InnoDB, 0 queries in queue
-_QUERIES_RE = re.compile(r"^(\d+) queries inside InnoDB, (\d+) queries in queue", re.M)
+# 0 queries inside InnoDB, 0 queries in queue          (MySQL, MariaDB before 10.5)
+_QUERIES_RE = re.compile(r"([0-9]+) queries inside InnoDB, ([0-9]+) queries in queue")
 # 7 read views open inside InnoDB
-_VIEWS_RE = re.compile(r"^(\d+) read views open inside InnoDB", re.M)
-# Number of rows inserted 1234, updated 20, deleted 0, read 8876
-_ROWS_RE = re.compile(r"^Number of rows inserted (\d+), updated (\d+), deleted (\d+), read (\d+)", re.M)
+_VIEWS_RE = re.compile(r"([0-9]+) read views open inside InnoDB")
 
 
-def _read_row_operations(status: InnodbStatus, body: str) -> None:
+def _read_row_operations(sec: _Section, lines: list[str], mariadb_105: bool) -> RowOperations:
     ro = RowOperations()
-    if m := _QUERIES_RE.search(body):
-        ro.queries_inside, ro.queries_queued = int(m.group(1)), int(m.group(2))
-    if m := _VIEWS_RE.search(body):
-        ro.read_views = int(m.group(1))
-    if m := _ROWS_RE.search(body):
-        ro.rows = dict(zip(("inserted", "updated", "deleted", "read"), (int(g) for g in m.groups())))
-    status.row_operations = ro
-
-
-_READERS = {
-    "SEMAPHORES": _read_semaphores,
-    "TRANSACTIONS": _read_transactions,
-    "FILE I/O": _read_file_io,
-    "INSERT BUFFER AND ADAPTIVE HASH INDEX": _read_insert_buffer,
-    "LOG": _read_log,
-    "BUFFER POOL AND MEMORY": _read_buffer_pool,
-    "INDIVIDUAL BUFFER POOL INFO": _read_instances,
-    "ROW OPERATIONS": _read_row_operations,
-}
+    for line in lines:
+        line = line.rstrip()
+        try:
+            if m := _QUERIES_RE.fullmatch(line):
+                if sec.take("queries inside InnoDB"):
+                    ro.queries_inside, ro.queries_queued = _num(m.group(1)), _num(m.group(2))
+            elif m := _VIEWS_RE.fullmatch(line):
+                if sec.take("read views open inside InnoDB"):
+                    ro.read_views = _num(m.group(1))
+        except _Unreadable:
+            sec.unreadable()
+    sec.require("read views open inside InnoDB")
+    if not mariadb_105:
+        sec.require("queries inside InnoDB")
+    return ro
