@@ -66,7 +66,7 @@ def main() -> int:
     p.add_argument("--samples-per-series", type=int, default=600)
     args = p.parse_args()
     work = tempfile.mkdtemp(prefix="replay-bench-")
-    replay = [sys.executable, "-m", "innodb_exporter.replay.cli"]
+    replay = [sys.executable, "-m", "innodb_replay.cli"]
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
     prometheus = None
     try:

@@ -17,9 +17,10 @@ import zipfile
 
 import pytest
 
-from innodb_exporter.replay.bundle import BundleReader
-from innodb_exporter.replay.export import DEFAULT_SELECTOR, Prometheus
+from innodb_replay.bundle import BundleReader
+from innodb_replay.export import DEFAULT_SELECTOR, Prometheus
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
+from support.bundles import sound_bundle
 from support.golden import TESTS
 from support.servers import free_port
 
@@ -30,7 +31,7 @@ ROOT = os.path.dirname(TESTS)
 def replay(*args, timeout=300, **kw):
     command = [os.path.join(os.path.dirname(sys.executable), "innodb-replay")]
     if not os.path.exists(command[0]):
-        command = [sys.executable, "-m", "innodb_exporter.replay.cli"]
+        command = [sys.executable, "-m", "innodb_replay.cli"]
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env, **kw)
 
@@ -55,7 +56,7 @@ def bundle_samples(path: str) -> dict:
     reader = BundleReader(path)
     out = {}
     for chunk in reader.manifest.chunks:
-        for family in text_string_to_metric_families(reader.chunk(chunk["name"]).decode()):
+        for family in text_string_to_metric_families(reader.chunk(chunk.name).decode()):
             for s in family.samples:
                 key = tuple(sorted({**s.labels, "__name__": s.name}.items()))
                 out.setdefault(key, []).append((s.timestamp.sec * 1000 + s.timestamp.nsec // 1_000_000, s.value))
@@ -81,12 +82,17 @@ def test_export_then_import_loses_and_adds_nothing(stack, replay_dir):
     out = replay("export", f"--prometheus={source}", "--start=now-120s", "--end=now-5s", f"--out={bundle}",
                  "--chunk-samples=2000")  # many chunks, to cross chunk boundaries
     assert out.returncode == 0, out.stderr
-    manifest = BundleReader(bundle).verify()
-    assert len(manifest.chunks) >= 5 and manifest.samples > 10000
+    reader = BundleReader(bundle)
+    contents, manifest = reader.verify(), reader.manifest
+    assert len(manifest.chunks) >= 5 and contents.samples == manifest.samples > 10000
     port = free_port()
     out = replay("import", bundle, f"--data-dir={os.path.join(replay_dir, 'data')}", f"--port={port}")
     assert out.returncode == 0, out.stderr
-    assert "var-datasource=innodb-replay" in out.stdout and "/d/innodb-overview?from=" in out.stdout
+    assert f"imported {contents.samples} samples of {contents.series} series" in out.stdout
+    with open(os.path.join(ROOT, "dashboards", "index.json")) as f:
+        index = json.load(f)
+    assert f"var-datasource={index['datasources']['replay']}" in out.stdout
+    assert all(f"/d/{d['uid']}?from={manifest.window_start_ms}" in out.stdout for d in index["dashboards"])
     before = raw(source, DEFAULT_SELECTOR, manifest.window_start_ms, manifest.window_end_ms)
     after = raw(f"http://127.0.0.1:{port}", DEFAULT_SELECTOR, manifest.window_start_ms, manifest.window_end_ms)
     assert set(before) == set(after), "series differ"
@@ -103,14 +109,15 @@ def test_record_then_import_loses_and_adds_nothing(stack, replay_dir):
                f"--out={bundle}", "--texts", f"--mysqld.address={instance}",
                f"--config.my-cnf={stack.s.path('secrets', 'exporter.cnf')}", "--texts-interval=5"]
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
-    proc = subprocess.Popen([sys.executable, "-m", "innodb_exporter.replay.cli", "record", *command],
+    proc = subprocess.Popen([sys.executable, "-m", "innodb_replay.cli", "record", *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     time.sleep(25)
     proc.send_signal(signal.SIGINT)  # Ctrl-C finishes the bundle
     stdout, stderr = proc.communicate(60)
     assert proc.returncode == 0, stderr
-    manifest = BundleReader(bundle).verify()
-    assert manifest.kind == "record" and manifest.samples > 1000
+    reader = BundleReader(bundle)
+    contents, manifest = reader.verify(), reader.manifest
+    assert manifest.kind == "record" and contents.samples > 1000 and contents.texts >= 2
     recorded = bundle_samples(bundle)
     port = free_port()
     out = replay("import", bundle, f"--data-dir={os.path.join(replay_dir, 'data')}", f"--port={port}")
@@ -207,3 +214,79 @@ def test_manifest_describes_the_bundle(stack, small_bundle, replay_dir):
     assert set(manifest["files"]) == {c["name"] for c in manifest["chunks"]} | {"metadata.json"}
     assert metadata["innodb_checkpoint_age_bytes"]["type"] == "gauge"
     assert "checkpoint" in metadata["innodb_checkpoint_age_bytes"]["help"].lower()
+
+
+def test_a_started_import_keeps_its_files_to_itself_and_stops(tmp_path):
+    """Its pid file and log go to DATA_DIR.prometheus/, nothing else beside the data directory is touched
+    (a prometheus.yml there stays as it was), and innodb-replay stop finds it."""
+    bundle = str(tmp_path / "b.zip")
+    sound_bundle(bundle, chunks=2, series=3)
+    parent = tmp_path / "incident"
+    parent.mkdir()
+    (parent / "prometheus.yml").write_text("# someone else's\n")
+    data_dir = parent / "data"
+    port = free_port()
+    try:
+        out = replay("import", bundle, f"--data-dir={data_dir}", f"--port={port}")
+        assert out.returncode == 0, out.stderr
+        assert sorted(os.listdir(parent)) == ["data", "data.prometheus", "prometheus.yml"]
+        assert (parent / "prometheus.yml").read_text() == "# someone else's\n"
+        assert sorted(os.listdir(parent / "data.prometheus")) == ["prometheus.log", "prometheus.pid"]
+        served = raw(f"http://127.0.0.1:{port}", '{job="innodb"}', 0, 2**41)
+        assert sum(len(v) for v in served.values()) == BundleReader(bundle).verify().samples
+        # A second import into the same place is refused before it touches anything.
+        again = replay("import", bundle, f"--data-dir={data_dir}", f"--port={free_port()}")
+        assert again.returncode == 1 and "already serves" in again.stderr, again.stderr
+        pid = int((parent / "data.prometheus" / "prometheus.pid").read_text())
+    finally:
+        stopped = replay("stop", f"--data-dir={data_dir}")
+    assert stopped.returncode == 0 and stopped.stdout.strip() == "stopped"
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_an_import_refuses_a_home_it_did_not_make(tmp_path):
+    bundle = str(tmp_path / "b.zip")
+    sound_bundle(bundle)
+    (tmp_path / "data.prometheus").mkdir()
+    (tmp_path / "data.prometheus" / "notes.txt").write_text("mine")
+    out = replay("import", bundle, f"--data-dir={tmp_path / 'data'}", f"--port={free_port()}")
+    assert out.returncode == 1 and "did not put there" in out.stderr, out.stderr
+    assert not (tmp_path / "data").exists()
+    assert os.listdir(tmp_path / "data.prometheus") == ["notes.txt"]
+
+
+def test_an_export_carries_the_evidence_captures_of_its_window(stack, replay_dir):
+    """A capture the stack's exporter took goes into the bundle, and innodb-exporter parse reads it there."""
+    import urllib.request
+
+    exporter = stack.s.url("innodb_exporter")
+    alert = {"status": "firing", "labels": {"alertname": "InnoDBCheckpointAgeHigh", "instance": stack.s.address("mariadb"),
+                                            "severity": "warning"}}
+    request = urllib.request.Request(exporter + "/capture", data=json.dumps({"version": "4", "alerts": [alert]}).encode(),
+                                     method="POST", headers={"Content-Type": "application/json"})
+    started = time.time()
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer = json.load(response)
+    assert answer["started"] or answer["cooling_down"], answer
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(exporter + "/api/captures", timeout=10) as response:
+            listing = json.load(response)["captures"]
+        if listing:
+            break
+        time.sleep(1)
+    assert listing, "no capture appeared"
+    bundle = os.path.join(replay_dir, "with-captures.zip")
+    out = replay("export", "--prometheus", stack.s.url("prometheus"), "--start", f"{started - 120:.0f}",
+                 "--end", f"{time.time() + 1:.0f}", "--out", bundle, "--quiet", "--captures", exporter)
+    assert out.returncode == 0, out.stderr
+    assert "evidence captures" in out.stdout
+    with zipfile.ZipFile(bundle) as z:
+        texts = [n for n in z.namelist() if n.startswith(f"texts/{listing[0]['id']}-")]
+    assert any(n.endswith("engine-innodb-status.txt") for n in texts) and any(n.endswith("capture.json") for n in texts)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
+    parsed = subprocess.run([sys.executable, "-m", "innodb_exporter", "parse", bundle], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert parsed.returncode == 0, parsed.stderr
+    assert "innodb_redo_lsn_bytes" in parsed.stdout

@@ -8,9 +8,10 @@ import zipfile
 
 import pytest
 
-from innodb_exporter.replay import export as export_module
-from innodb_exporter.replay.bundle import BundleError, BundleReader, BundleWriter, Manifest, openmetrics_chunk, series_key
-from innodb_exporter.replay.export import ExportError, parse_time
+from innodb_replay import export as export_module
+from innodb_replay.bundle import BundleError, BundleReader, BundleWriter, Manifest, series_key
+from innodb_replay.export import ExportError, parse_time
+from innodb_replay.openmetrics import ChunkChecker, openmetrics_chunk
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 
@@ -27,6 +28,13 @@ def test_chunk_is_openmetrics_with_original_timestamps_and_escaped_labels():
     assert parsed[("innodb_up", (("instance", 'db"1'), ("job", "innodb")))] == [(1700000000005, 0.0), (1700000000123, 1.0)]
     weird = parsed[("weird", (("l", "a\\b\nc"),))]
     assert math.isnan(weird[0][1]) and weird[1][1] == math.inf
+    # What the writer writes, the import's checker takes, whatever the blocks it arrives in.
+    seen, instances = set(), set()
+    checker = ChunkChecker("chunk", 1700000000000, 1700000001000, -1, seen, instances)
+    data = openmetrics_chunk(series)
+    for i in range(0, len(data), 7):
+        checker.feed(data[i:i + 7])
+    assert checker.close() == (2, 4) and len(seen) == 2 and instances == {'db"1'}
 
 
 def test_written_bundle_verifies_and_reads_back(tmp_path):
@@ -39,9 +47,24 @@ def test_written_bundle_verifies_and_reads_back(tmp_path):
     manifest = writer.close()
     assert not os.path.exists(path + ".partial")
     reader = BundleReader(path)
-    assert reader.verify().samples == 3 and manifest.series == 1
+    contents = reader.verify()
+    assert (contents.samples, contents.series, contents.chunks, contents.texts) == (3, 1, 2, 1)
+    assert manifest.series == 1 and manifest.samples == 3
     assert reader.metadata() == {"a": {"type": "gauge", "help": "A.", "unit": ""}}
     assert reader.texts() == [("texts/t.txt", "hello")]
+
+
+def test_the_writer_leaves_out_what_import_would_refuse(tmp_path):
+    path = str(tmp_path / "b.zip")
+    writer = BundleWriter(path, Manifest("record", ["innodb=http://h:9207/metrics"], 1000, 2000))
+    writer.add_chunk({series_key("a", {"x": "1"}): [(1000, "1")],
+                      series_key("long", {"x": "y" * 20_000}): [(1000, "1")],
+                      series_key("many", {f"l{i}": "v" for i in range(100)}): [(1000, "1")],
+                      series_key("reserved", {"__x": "v"}): [(1000, "1")]}, 1000, 2000)
+    writer.close()
+    assert len(writer.left_out) == 3
+    contents = BundleReader(path).verify()
+    assert (contents.series, contents.samples) == (1, 1)
 
 
 def test_unfinished_or_foreign_files_are_refused(tmp_path):

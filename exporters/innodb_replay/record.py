@@ -8,6 +8,9 @@ recording and seals the bundle.
 With ``--texts`` and server credentials, the raw ``SHOW ENGINE INNODB STATUS`` and ``SHOW ENGINE INNODB
 MUTEX`` texts are kept too, at a slower interval, the way pt-stalk does. Off by default: the status
 text can hold query text. ``innodb-exporter parse BUNDLE`` reads them back.
+
+A target URL may carry ``user:password@`` (or a user, with ``--target-password-file``): that becomes
+HTTP basic auth and is never printed nor stored. A target that never answered makes the command fail.
 """
 
 from __future__ import annotations
@@ -17,15 +20,17 @@ import signal
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from innodb_exporter.connection import ConnectionSettings, describe
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..connection import ConnectionSettings, describe
+from . import limits
 from .bundle import BundleWriter, Manifest, format_value, series_key
-from .export import Progress
+from .endpoints import Endpoint, EndpointError
+from .terminal import Progress, printable
+
+SCRAPE_BYTES = 64 * limits.MiB  # an exporter's answer (Prometheus' body_size_limit has no default)
 
 
 class RecordError(Exception):
@@ -35,28 +40,36 @@ class RecordError(Exception):
 @dataclass(frozen=True)
 class Target:
     job: str
-    url: str
+    endpoint: Endpoint
+
+    @property
+    def url(self) -> str:
+        return self.endpoint.url  # never with credentials
 
     @classmethod
-    def parse(cls, text: str) -> "Target":
+    def parse(cls, text: str, password_file: str | None = None) -> "Target":
         job, sep, url = text.partition("=")
         if not sep or not job or not url.startswith(("http://", "https://")):
-            raise RecordError(f"--target {text!r}: expected JOB=URL, e.g. innodb=http://127.0.0.1:9207/metrics")
-        return cls(job, url)
+            raise RecordError(f"--target {printable(job or text, 40)}=…: expected JOB=URL, "
+                              "e.g. innodb=http://127.0.0.1:9207/metrics")
+        try:
+            return cls(job, Endpoint.parse(url, password_file))
+        except EndpointError as exc:
+            raise RecordError(f"--target {printable(job, 40)}: {exc}") from None
 
 
-def scrape(target: Target, instance: str, timeout: float) -> tuple[list, dict, bool]:
-    """(samples as (name, labels, value), metadata, up) of one scrape, labelled as Prometheus would."""
+def scrape(target: Target, instance: str, timeout: float) -> tuple[list, dict, str | None]:
+    """(samples as (name, labels, value), metadata, error) of one scrape, labelled as Prometheus would;
+    error is None when the scrape succeeded."""
     started = time.monotonic()
+    error = None
     try:
-        with urllib.request.urlopen(target.url, timeout=timeout) as response:
-            text = response.read().decode("utf-8", "replace")
+        text = target.endpoint.get(timeout, SCRAPE_BYTES).decode("utf-8", "replace")
         families = list(text_string_to_metric_families(text))
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        print(f"innodb-replay record: {target.job} {target.url}: {getattr(exc, 'reason', exc)}", file=sys.stderr)
-        families, ok = [], False
-    else:
-        ok = True
+    except EndpointError as exc:
+        families, error = [], str(exc)
+    except ValueError as exc:  # the text format parser
+        families, error = [], f"not the Prometheus text format: {exc}"
     own = {"job": target.job, "instance": instance}
     samples, metadata = [], {}
     for family in families:
@@ -69,9 +82,35 @@ def scrape(target: Target, instance: str, timeout: float) -> tuple[list, dict, b
             samples.append((sample.name, labels, sample.value))
             metadata.setdefault(sample.name, {"type": family.type, "help": family.documentation,
                                               "unit": family.unit or ""})
-    samples.append(("up", dict(own), 1.0 if ok else 0.0))
+    samples.append(("up", dict(own), 0.0 if error else 1.0))
     samples.append(("scrape_duration_seconds", dict(own), time.monotonic() - started))
-    return samples, metadata, ok
+    return samples, metadata, error
+
+
+@dataclass
+class TargetHealth:
+    """How a target's scrapes went; the last distinct error is printed once, not at every scrape."""
+
+    answered: int = 0
+    failed: int = 0
+    last_error: str | None = field(default=None)
+
+    def note(self, job: str, url: str, error: str | None) -> None:
+        if error is None:
+            self.answered += 1
+            self.last_error = None
+            return
+        self.failed += 1
+        if error != self.last_error:
+            print(f"innodb-replay record: {printable(job, 40)} {url}: {printable(error)}", file=sys.stderr)
+        self.last_error = error
+
+
+@dataclass
+class RecordResult:
+    manifest: Manifest
+    silent: dict[str, str]  # job -> why, for the targets of which no scrape succeeded
+    left_out: int  # series import would refuse (a name or labels longer than limits.py allows)
 
 
 def fetch_texts(settings: ConnectionSettings, timeout: float) -> list[tuple[str, str]]:
@@ -96,7 +135,10 @@ def _stamp(ms: int) -> str:
 
 def record(targets: list[Target], instance: str, out: str, interval: float = 5.0,
            duration: float | None = None, texts: ConnectionSettings | None = None, texts_interval: float = 60.0,
-           chunk_seconds: int = 600, stop: threading.Event | None = None) -> Manifest:
+           chunk_seconds: int = 600, chunk_samples: int = 50_000, stop: threading.Event | None = None) -> RecordResult:
+    """Scrape until ``stop``, Ctrl-C, ``duration`` or the longest window import takes; a chunk every
+    ``chunk_seconds`` or ``chunk_samples``, whichever comes first. RecordError, and no bundle, when no
+    target ever answered."""
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -104,7 +146,9 @@ def record(targets: list[Target], instance: str, out: str, interval: float = 5.0
     now_ms = int(time.time() * 1000)
     writer = BundleWriter(out, Manifest("record", [f"{t.job}={t.url}" for t in targets], now_ms, now_ms,
                                         selector=f'{{instance="{instance}"}}'))
+    health = {t.job: TargetHealth() for t in targets}
     buffer: dict = {}
+    buffered = 0
     chunk_start = first = last = None
     next_texts = time.monotonic()
     bar = Progress(int(duration * 1000) if duration else 1, "recording") if duration else None
@@ -113,37 +157,51 @@ def record(targets: list[Target], instance: str, out: str, interval: float = 5.0
         while not stop.is_set():
             tick = time.monotonic()
             ts = int(time.time() * 1000)
+            ts = ts if last is None else max(ts, last + 1)  # a clock set back must not reorder samples
             first = ts if first is None else first
             chunk_start = ts if chunk_start is None else chunk_start
             for target in targets:
-                samples, metadata, _ = scrape(target, instance, timeout=max(1.0, interval * 0.8))
+                samples, metadata, error = scrape(target, instance, timeout=max(1.0, interval * 0.8))
+                health[target.job].note(target.job, target.url, error)
                 writer.add_metadata(metadata)
                 for name, labels, value in samples:
                     buffer.setdefault(series_key(name, labels), []).append((ts, format_value(value)))
+                buffered += len(samples)
             last = ts
             if texts is not None and tick >= next_texts:
                 next_texts = tick + texts_interval
                 try:
                     for suffix, text in fetch_texts(texts, timeout=max(1.0, interval)):
-                        writer.add_text(f"{_stamp(ts)}-{suffix}", text)
+                        if not writer.add_text(f"{_stamp(ts)}-{suffix}", text):
+                            print(f"innodb-replay record: texts: a {suffix} larger than {limits.TEXT_BYTES} bytes "
+                                  "was left out", file=sys.stderr)
                 except Exception as exc:  # a failed text is reported; the samples go on
                     print(f"innodb-replay record: texts: {describe(exc, texts)[1]}", file=sys.stderr)
-            if ts - chunk_start >= chunk_seconds * 1000:
+            if ts - chunk_start >= chunk_seconds * 1000 or buffered >= chunk_samples:
                 writer.add_chunk(buffer, chunk_start, ts)
-                buffer, chunk_start = {}, None
+                buffer, buffered, chunk_start = {}, 0, None
             if bar:
-                bar.update(ts - first, writer.manifest.samples + sum(len(v) for v in buffer.values()))
+                bar.update(ts - first, writer.manifest.samples + buffered)
             if ended is not None and time.monotonic() >= ended:
+                break
+            if ts - first + interval * 1000 > limits.WINDOW_MS:
+                print(f"innodb-replay record: {limits.WINDOW_MS // limits.HOUR_MS} hours recorded, the longest "
+                      "window import takes: the recording ends here", file=sys.stderr)
                 break
             stop.wait(max(0.0, interval - (time.monotonic() - tick)))
         if bar:
             bar.finish()
         if first is None:
             raise RecordError("stopped before the first scrape; nothing written")
+        silent = {job: h.last_error or "no answer" for job, h in health.items() if h.answered == 0}
+        if len(silent) == len(targets):
+            raise RecordError("no scrape of any target succeeded (" +
+                              "; ".join(f"{printable(job, 40)}: {printable(why)}" for job, why in silent.items()) +
+                              "); nothing written")
         if buffer:
             writer.add_chunk(buffer, chunk_start, last)
         writer.manifest.window_start_ms, writer.manifest.window_end_ms = first, last
-        return writer.close()
+        return RecordResult(writer.close(), silent, len(writer.left_out))
     except BaseException:
         writer.abort()
         raise

@@ -8,16 +8,17 @@ and however many the series.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
-import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 
+from . import limits
 from .bundle import BundleWriter, Manifest, series_key
+from .endpoints import Endpoint, EndpointError
+from .terminal import Progress
 
 DEFAULT_SELECTOR = '{job=~"innodb|mysqld|node|prometheus|alertmanager"}'
 
@@ -29,26 +30,32 @@ class ExportError(Exception):
 class Prometheus:
     """The few Prometheus HTTP API calls export needs, with errors an operator can act on."""
 
+    ANSWER_BYTES = 1 << 30
+
     def __init__(self, url: str, timeout: float = 120):
-        self.url = url.rstrip("/")
+        try:
+            self.endpoint = Endpoint.parse(url.rstrip("/"))
+        except EndpointError as exc:
+            raise ExportError(f"--prometheus: {exc}") from None
+        self.url = self.endpoint.url  # without credentials: printed and stored in the bundle
         self.timeout = timeout
 
     def get(self, path: str, **params) -> dict:
-        url = f"{self.url}{path}?{urllib.parse.urlencode(params, doseq=True)}"
         try:
-            with urllib.request.urlopen(url, timeout=self.timeout) as response:
-                body = json.load(response)
-        except urllib.error.HTTPError as exc:
-            try:
-                detail = json.load(exc).get("error", exc.reason)
-            except (ValueError, AttributeError):
-                detail = exc.reason
-            raise ExportError(f"Prometheus at {self.url} answered {exc.code}: {detail}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise ExportError(f"cannot reach Prometheus at {self.url}: {reason}") from None
-        if body.get("status") != "success":
-            raise ExportError(f"Prometheus at {self.url}: {body.get('error', body)}")
+            body = json.loads(self.endpoint.get(self.timeout, self.ANSWER_BYTES,
+                                                f"{path}?{urllib.parse.urlencode(params, doseq=True)}"))
+        except EndpointError as exc:
+            if exc.body:
+                try:
+                    detail = json.loads(exc.body).get("error", exc)
+                except (ValueError, AttributeError):
+                    detail = exc
+                raise ExportError(f"Prometheus at {self.url} answered {exc}: {detail}") from None
+            raise ExportError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+        except ValueError as exc:
+            raise ExportError(f"Prometheus at {self.url} answered something that is not JSON: {exc}") from None
+        if not isinstance(body, dict) or body.get("status") != "success":
+            raise ExportError(f"Prometheus at {self.url}: {body.get('error', body) if isinstance(body, dict) else body}")
         return body["data"]
 
     def raw(self, selector: str, start_ms: int, end_ms: int) -> list[dict]:
@@ -91,42 +98,47 @@ def parse_time(text: str, now: float | None = None) -> int:
     return int(parsed.timestamp() * 1000)
 
 
-class Progress:
-    """A progress bar on a terminal; a line per tenth elsewhere (logs)."""
-
-    def __init__(self, total: int, what: str, stream=sys.stderr):
-        self.total, self.what, self.stream = max(total, 1), what, stream
-        self.started = time.monotonic()
-        self.tty = stream.isatty()
-        self._last_tenth = -1
-
-    def update(self, done: int, samples: int) -> None:
-        share = min(1.0, done / self.total)
-        rate = samples / max(time.monotonic() - self.started, 1e-9)
-        if self.tty:
-            bar = "#" * int(share * 30)
-            self.stream.write(f"\r{self.what} [{bar:<30}] {share:4.0%}  {samples} samples  {rate:,.0f}/s")
-            self.stream.flush()
-        elif int(share * 10) > self._last_tenth:
-            self._last_tenth = int(share * 10)
-            self.stream.write(f"{self.what}: {share:.0%}, {samples} samples, {rate:,.0f} samples/s\n")
-
-    def finish(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-
-
 @dataclass
 class ExportResult:
     manifest: Manifest
     seconds: float
+    left_out: int  # series import would refuse (a name or labels longer than limits.py allows)
+    captures: int = 0  # evidence captures of the window kept as texts
+
+
+def add_captures(writer: BundleWriter, exporter: Endpoint, start_ms: int, end_ms: int) -> int:
+    """The exporter's evidence captures that started in the window, each file a text of the bundle named
+    ``<capture id>-<file>`` (``innodb-exporter parse BUNDLE`` reads their status texts). Returns how many."""
+    listing = json.loads(exporter.get(30, limits.MANIFEST_BYTES, "/api/captures"))
+    kept = 0
+    for capture in listing.get("captures", []):
+        started = _parse_iso_ms(capture.get("started", ""))
+        if started is None or not start_ms <= started <= end_ms:
+            continue
+        names = [f for snapshot in capture.get("snapshots", []) for f in snapshot.get("files", [])] + ["capture.json"]
+        for name in names:
+            text = exporter.get(30, limits.TEXT_BYTES, f"/captures/{capture['id']}/{name}").decode("utf-8", "replace")
+            if not writer.add_text(f"{capture['id']}-{name}", text):
+                raise ExportError(f"capture {capture['id']}: {name} is larger than import takes")
+        kept += 1
+    return kept
+
+
+def _parse_iso_ms(text: str) -> int | None:
+    try:
+        return int(datetime.datetime.fromisoformat(text).timestamp() * 1000)
+    except (TypeError, ValueError):
+        return None
 
 
 def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAULT_SELECTOR,
-           chunk_samples: int = 50_000, progress: bool = True) -> ExportResult:
+           chunk_samples: int = 50_000, progress: bool = True, captures: Endpoint | None = None) -> ExportResult:
     """Export the window in chunks of about ``chunk_samples`` samples: memory follows that, not the window."""
     if end_ms <= start_ms:
         raise ExportError("the window is empty: --end must be after --start")
+    if end_ms - start_ms > limits.WINDOW_MS:
+        raise ExportError(f"the window is longer than import takes ({limits.WINDOW_MS // limits.HOUR_MS} hours): "
+                          "export it in parts")
     prometheus = Prometheus(url)
     metadata = prometheus.metadata()  # also proves Prometheus answers before anything is written
     started = time.monotonic()
@@ -153,7 +165,7 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
             if chunk_end == end_ms:
                 break
             density = written / max(chunk_end - chunk_start, 1)  # samples per ms
-            span_ms = int(min(max(chunk_samples / density if density else span_ms * 4, 1000), 86_400_000))
+            span_ms = int(min(max(chunk_samples / density if density else span_ms * 4, 1000), limits.CHUNK_SPAN_MS))
             chunk_start = chunk_end
         if bar:
             bar.finish()
@@ -161,8 +173,9 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
             raise ExportError(f"no samples match {selector} between {start_ms / 1000:.0f} and {end_ms / 1000:.0f} "
                               "(wrong window or selector?); nothing written")
         writer.add_metadata(metadata)
+        kept = add_captures(writer, captures, start_ms, end_ms) if captures is not None else 0
         manifest = writer.close()
     except BaseException:
         writer.abort()
         raise
-    return ExportResult(manifest, time.monotonic() - started)
+    return ExportResult(manifest, time.monotonic() - started, len(writer.left_out), kept)

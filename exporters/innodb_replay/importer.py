@@ -1,0 +1,232 @@
+"""``innodb-replay import``: a bundle into a fresh Prometheus data directory, served by a replay Prometheus.
+
+The bundle is checked whole (limits.py, manifest, every line of every chunk, every checksum) before any
+directory is touched. Its chunks become TSDB blocks through ``promtool tsdb create-blocks-from
+openmetrics``, fed runs of consecutive chunks (limits.py), each run into a scratch directory of its own
+(promtool reopens every block of its output directory after each block it writes), and killed after a
+timeout.
+The recording rules whose series a bundle lacks (all of them in a recorded bundle; in an export, those its
+selector left out or its Prometheus did not have, such as the bottleneck classes) are computed for its
+window with ``promtool tsdb create-blocks-from rules`` from the stack's own rule files, so the dashboards
+show every panel. promtool computes a rule from the data as it was before the run, so a rule that reads
+another rule's output goes into a later run, after the replay Prometheus has loaded the earlier blocks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+
+import yaml
+
+from . import limits
+from .bundle import BundleError, BundleReader, Chunk, Contents, Manifest
+from .terminal import printable
+
+
+class ReplayImportError(Exception):
+    """The import cannot go on; nothing was left half done."""
+
+
+@dataclass
+class ImportResult:
+    manifest: Manifest
+    contents: Contents  # what the chunks really hold: the counts to print
+    data_dir: str
+    seconds: float
+    runs: int  # promtool runs
+
+
+def _promtool() -> str:
+    path = shutil.which("promtool")
+    if not path:
+        raise ReplayImportError("promtool is not installed (apt-get install prometheus)")
+    return path
+
+
+def _fresh(data_dir: str) -> None:
+    if os.path.exists(data_dir) and (not os.path.isdir(data_dir) or os.listdir(data_dir)):
+        raise ReplayImportError(f"{data_dir} is not empty: import needs a fresh Prometheus data directory "
+                                "(remove that one, after innodb-replay stop, or give another --data-dir)")
+
+
+def _windows(start_ms: int, end_ms: int) -> int:
+    """The 2-hour windows promtool walks for an input from start to end: a block each, a parse each."""
+    return end_ms // limits.BLOCK_MS - start_ms // limits.BLOCK_MS + 1
+
+
+def plan_runs(chunks: list[Chunk], size) -> list[list[Chunk]]:
+    """Consecutive chunks grouped into promtool runs of up to RUN_BYTES, and up to RUN_PARSE_BYTES parsed
+    (bytes times windows): dense chunks go a few hours at a time, sparse ones many days."""
+    runs: list[list[Chunk]] = []
+    run_bytes = 0
+    for chunk in chunks:
+        grown = run_bytes + size(chunk.name)
+        if runs and grown <= limits.RUN_BYTES \
+                and grown * _windows(runs[-1][0].start_ms, chunk.end_ms) <= limits.RUN_PARSE_BYTES:
+            runs[-1].append(chunk)
+            run_bytes = grown
+        else:
+            runs.append([chunk])
+            run_bytes = size(chunk.name)
+    return runs
+
+
+def most_blocks(runs: list[list[Chunk]]) -> int:
+    """The most blocks promtool can write for these runs: one per 2-hour window a run spans (the samples
+    are inside their chunk's window: verify() refuses any other)."""
+    return sum(_windows(run[0].start_ms, run[-1].end_ms) for run in runs)
+
+
+def run_promtool(command: list[str], timeout: float, what: str) -> str:
+    """Run promtool; ReplayImportError when it fails or outlives ``timeout`` (then it is killed)."""
+    try:
+        out = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
+                             stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:  # subprocess.run has killed it
+        raise ReplayImportError(f"promtool did not finish {what} within {timeout:g}s and was stopped") from None
+    if out.returncode != 0:
+        raise ReplayImportError(f"promtool refused {what}: {printable((out.stderr or out.stdout).strip()[-300:], 300)}")
+    return out.stdout
+
+
+def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PROMTOOL_TIMEOUT_S) -> ImportResult:
+    """Check the bundle, then write its samples as TSDB blocks into ``data_dir`` (which must be new)."""
+    started = time.monotonic()
+    try:
+        reader = BundleReader(path)
+    except BundleError as exc:
+        raise ReplayImportError(str(exc)) from None
+    with reader:
+        try:
+            runs = plan_runs(reader.manifest.chunks, reader.size)
+            blocks = most_blocks(runs)
+            if blocks > limits.BLOCKS:
+                raise BundleError(f"{path}: its samples would make up to {blocks} TSDB blocks; import makes at most "
+                                  f"{limits.BLOCKS} (a window or chunks spread thinner than any real bundle's)")
+            contents = reader.verify()
+        except BundleError as exc:
+            raise ReplayImportError(str(exc)) from None
+        _fresh(data_dir)
+        promtool = _promtool()
+        created = not os.path.exists(data_dir)
+        os.makedirs(data_dir, mode=0o755, exist_ok=True)
+        try:
+            with tempfile.TemporaryDirectory(prefix="innodb-replay-") as scratch:
+                for number, run in enumerate(runs, start=1):
+                    _import_run(reader, run, scratch, data_dir, promtool, promtool_timeout,
+                                f"run {number} of {len(runs)} ({run[0].name} to {run[-1].name})")
+            _no_write_for_others(data_dir)
+        except BaseException as exc:
+            if created:
+                shutil.rmtree(data_dir, ignore_errors=True)
+            else:
+                for entry in os.listdir(data_dir):
+                    shutil.rmtree(os.path.join(data_dir, entry), ignore_errors=True)
+            if isinstance(exc, BundleError):  # the file changed under us after verify()
+                raise ReplayImportError(str(exc)) from None
+            raise
+    return ImportResult(reader.manifest, contents, data_dir, time.monotonic() - started, len(runs))
+
+
+def _import_run(reader: BundleReader, run: list[Chunk], scratch: str, data_dir: str, promtool: str,
+                timeout: float, what: str) -> None:
+    source = os.path.join(scratch, "run.om")
+    blocks = os.path.join(scratch, "blocks")
+    with open(source, "wb") as f:
+        for chunk in run:
+            reader.copy_chunk(chunk.name, f)
+        f.write(b"# EOF\n")
+    os.mkdir(blocks)
+    run_promtool([promtool, "tsdb", "create-blocks-from", "openmetrics", "--quiet", source, blocks], timeout, what)
+    for block in os.listdir(blocks):
+        shutil.move(os.path.join(blocks, block), os.path.join(data_dir, block))
+    os.rmdir(blocks)
+    os.remove(source)
+
+
+def _no_write_for_others(root: str) -> None:
+    """Blocks 0755/0644 or tighter, whatever the umask: the data directory is nobody else's to change."""
+    for directory, dirs, files in os.walk(root):
+        for path in [directory] + [os.path.join(directory, n) for n in dirs + files]:
+            mode = os.lstat(path).st_mode
+            if not stat.S_ISLNK(mode) and mode & 0o022:
+                os.chmod(path, stat.S_IMODE(mode) & ~0o022)
+
+
+def metric_names(prometheus_url: str) -> set[str]:
+    """The metric names the replay Prometheus holds: the bundle's."""
+    try:
+        with urllib.request.urlopen(prometheus_url + "/api/v1/label/__name__/values", timeout=30) as response:
+            return set(json.load(response)["data"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ReplayImportError(f"the replay Prometheus at {prometheus_url} did not list its metrics: {exc}") from None
+
+
+def missing_rule_runs(rule_files: list[str], present: set[str]) -> list[list[dict]]:
+    """The recording rules of ``rule_files`` whose output is not in ``present``, in promtool runs: a rule
+    goes into the run after the last rule it reads from (by name: rules that share a name, like the
+    bottleneck's classes, all come before any rule that reads that name)."""
+    pending = []
+    for path in rule_files:
+        with open(path, encoding="utf-8") as f:
+            pending += [r for g in yaml.safe_load(f)["groups"] for r in g["rules"]
+                        if "record" in r and r["record"] not in present]
+    runs: list[list[dict]] = []
+    while pending:
+        def reads_pending(rule):
+            return any(other is not rule
+                       and re.search(rf"(?<![\w:]){re.escape(other['record'])}(?![\w:])", rule["expr"])
+                       for other in pending)
+        ready = [r for r in pending if not reads_pending(r)]
+        if not ready:
+            raise ReplayImportError("the recording rules read each other in a cycle: " +
+                                    ", ".join(sorted({r["record"] for r in pending})))
+        runs.append(ready)
+        pending = [r for r in pending if not any(r is done for done in ready)]
+    return runs
+
+
+def write_rules(rules: list[dict], path: str) -> str:
+    """One promtool run's rules as a rule file (one group: the order of a run does not matter)."""
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump({"groups": [{"name": "replay", "rules": rules}]}, f, sort_keys=False)
+    return path
+
+
+def backfill_rules(prometheus_url: str, rules_file: str, manifest: Manifest, data_dir: str,
+                   promtool_timeout: float = limits.PROMTOOL_TIMEOUT_S) -> int:
+    """Compute the recording rules over the bundle's window into blocks of ``data_dir``; returns blocks added."""
+    promtool = _promtool()
+    with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as out_dir:
+        start = manifest.window_start_ms // 1000
+        end = manifest.window_end_ms // 1000 + 1
+        run_promtool([promtool, "tsdb", "create-blocks-from", "rules", f"--start={start}", f"--end={end}",
+                      f"--url={prometheus_url}", f"--output-dir={out_dir}", "--eval-interval=15s", rules_file],
+                     promtool_timeout, "the recording rules")
+        blocks = [b for b in os.listdir(out_dir) if os.path.isdir(os.path.join(out_dir, b))]
+        for block in blocks:
+            shutil.move(os.path.join(out_dir, block), os.path.join(data_dir, block))
+    _no_write_for_others(data_dir)
+    return len(blocks)
+
+
+def wait_ready(prometheus_url: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(prometheus_url + "/-/ready", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise ReplayImportError(f"the replay Prometheus at {prometheus_url} did not become ready in {timeout:.0f}s")
