@@ -6,7 +6,9 @@ set -euo pipefail
 PACKAGES=(
   make python3 python3-venv python3-pip ca-certificates curl
   mariadb-server mariadb-client sysbench
+  debootstrap  # the Debian roots of the other servers the tests run (stack/roots.py)
   prometheus prometheus-alertmanager prometheus-mysqld-exporter prometheus-node-exporter
+  victoria-metrics  # the store behind remote_write (STACK_STORE=victoriametrics; tests/integration/test_remote_store.py)
   docker-compose
 )
 

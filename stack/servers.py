@@ -1,12 +1,32 @@
-"""A MariaDB in a data directory of its own, and sysbench load against it.
+"""Database servers in data directories of their own, and sysbench load against them.
 
-The native stack runs its demo server with these, and the tests their throwaway ones. Everything
-started here is stopped by the same object (by pid), never a server it did not start.
+Three flavours, each the build a Debian suite carries (``FLAVORS``):
+
+  mariadb-10.11   this machine's own package (Debian 12)
+  mariadb-11.8    Debian trixie's, run inside a Debian root (stack/roots.py) with chroot
+  mysql-9         Debian sid's MySQL 9.x, the same way
+
+each in two configurations (``CONFIGS``): ``stock`` runs the server's compiled-in defaults (only what a
+throwaway server needs: data directory, port, socket, pid file, error log, 127.0.0.1, user), ``tuned``
+adds what the README advises (performance_schema and its InnoDB instruments on, the INNODB_METRICS
+counters the exporter reads enabled) and a REDO log small enough that sysbench moves checkpoint age.
+
+    with server("mysql-9", "tuned") as db:
+        db.create_user()                      # the exporter's account, over TCP at db.address
+        Sysbench(db).prepare().start()
+
+A server in a root still keeps its directory on the host: it is mounted into the root while the server
+runs, so its socket, error log and data are at the same host paths for every flavour. The native stack
+runs its demo server with these, the tests their throwaway ones; everything started here is stopped by
+the same object (by pid), never a server it did not start.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
+import random
+import re
 import shutil
 import signal
 import socket
@@ -17,13 +37,42 @@ from contextlib import closing
 
 import pymysql
 
-from innodb_exporter.processes import terminate
+from innodb_exporter.model import NEEDED_COUNTERS
+from innodb_replay.processes import terminate
+
+from . import roots
+
+FLAVORS = ("mariadb-10.11", "mariadb-11.8", "mysql-9")
+CONFIGS = ("stock", "tuned")
+
+
+_handed_out: set[int] = set()
 
 
 def free_port() -> int:
+    """A free port on 127.0.0.1 below the kernel's ephemeral range: no outgoing connection takes it as
+    its local port while a server is down, so a server restarted on its port (the fault tests) finds it
+    free; and no port twice from one process."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            ephemeral_low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_low = 32768
+    for _ in range(200):
+        port = random.randrange(10000, max(ephemeral_low, 10001))
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
+    raise RuntimeError(f"no free port found between 10000 and {ephemeral_low}")
+
+
+def _bindable(port: int) -> bool:
     with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.2, what: str = "condition"):
@@ -48,121 +97,183 @@ def _find(*names: str) -> str | None:
     return None
 
 
-# The account the tests give the exporter: the grants docs/grants.md asks for.
+# The account the tests give the exporter: the grants the README asks for.
 EXPORTER_USER, EXPORTER_PASSWORD = "exporter", "exp-Secret-4711"
+EXPORTER_GRANTS = ("PROCESS, REPLICATION CLIENT ON *.*", "SELECT ON performance_schema.*")
 
-# Settings the stack recommends for monitoring (docs/grants.md): latch instruments on, and a REDO log
-# small enough that sysbench moves checkpoint age within seconds.
+# What the README advises for monitoring a MariaDB: latch instruments on, and a REDO log small enough
+# that sysbench moves checkpoint age within seconds (the buffer pool is the default, stated so that a
+# test's server stays small whatever the default becomes).
 MONITORING_OPTIONS = (
     "--performance-schema=ON",
     "--performance-schema-instrument=wait/synch/%/innodb/%=ON",
     "--innodb-log-file-size=32M",
     "--innodb-buffer-pool-size=128M",
 )
+# The same for MySQL: its REDO size is innodb_redo_log_capacity (8.0.30+), and its REDO file I/O
+# instruments give the exporter fsync times.
+MYSQL_MONITORING_OPTIONS = (
+    "--performance-schema=ON",
+    "--performance-schema-instrument=wait/synch/%/innodb/%=ON",
+    "--performance-schema-instrument=wait/io/file/innodb/%=ON",
+    "--innodb-redo-log-capacity=32M",
+    "--innodb-buffer-pool-size=128M",
+)
 
 
-class MariaDB:
-    """A MariaDB server of its own: ``with MariaDB() as db: db.connect()``."""
+def options(flavor: str, config: str, counters=None) -> tuple[str, ...]:
+    """The server options of a configuration. ``counters``: the INNODB_METRICS counters a tuned server
+    enables (default: those the exporter reads).
 
-    def __init__(self, options=MONITORING_OPTIONS, basedir: str | None = None, root_password: str = "root-pw",
-                 directory: str | None = None, port: int | None = None):
+    Both families take the list comma-separated in one innodb_monitor_enable at startup (a repeated
+    option replaces the earlier one), and skip a name they do not have with a warning in the error log.
+    """
+    _check(flavor, config)
+    if config == "stock":
+        return ()
+    names = NEEDED_COUNTERS if counters is None else counters
+    monitoring = MYSQL_MONITORING_OPTIONS if _CLASSES[flavor].family == "mysql" else MONITORING_OPTIONS
+    return monitoring + (f"--innodb-monitor-enable={','.join(names)}",)
+
+
+def server(name: str, config: str = "tuned", **kwargs) -> "Server":
+    """A server of flavour ``name`` (one of FLAVORS) in configuration ``config`` (one of CONFIGS), not yet
+    started. ``kwargs`` go to the class: root_password, directory, port, and options to replace the
+    configuration's."""
+    _check(name, config)
+    return _CLASSES[name](**{"options": options(name, config), "config": config, **kwargs})
+
+
+def _check(flavor: str, config: str) -> None:
+    if flavor not in FLAVORS:
+        raise ValueError(f"unknown server flavour {flavor!r}; one of {', '.join(FLAVORS)}")
+    if config not in CONFIGS:
+        raise ValueError(f"unknown configuration {config!r}; one of {', '.join(CONFIGS)}")
+
+
+def _user() -> str:
+    """The servers refuse to run as root unless told to; run as whoever we are."""
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+class Server:
+    """A server of its own: ``with server("mariadb-11.8", "stock") as db: db.sql("SELECT 1")``."""
+
+    flavor = ""  # one of FLAVORS
+    family = ""  # "mariadb" or "mysql"
+    root_name: str | None = None  # the stack.roots root it runs in; None: this machine's own package
+    package = ""  # the Debian package of the server binary, whose version package_version() gives
+    binaries: tuple[str, ...] = ()  # the server binary's names, the first installed wins
+    throwaway_options: tuple[str, ...] = ()  # beyond the common ones, what a throwaway server needs
+
+    def __init__(self, options=(), root_password: str = "root-pw", directory: str | None = None,
+                 port: int | None = None, config: str = "custom"):
         """``directory`` keeps the data between runs (the native stack); without it, a temporary one."""
-        self.basedir = basedir
         self.options = tuple(options)
+        self.config = config
         self.root_password = root_password
         self.persistent = directory is not None
-        self.tmp = directory or tempfile.mkdtemp(prefix="innodb-test-db-")
+        self.tmp = os.path.abspath(directory) if directory else tempfile.mkdtemp(prefix="innodb-test-db-")
         os.makedirs(self.tmp, exist_ok=True)
         self.datadir = os.path.join(self.tmp, "data")
         self.socket = os.path.join(self.tmp, "mysqld.sock")
         self.pid_file = os.path.join(self.tmp, "mysqld.pid")
-        self.port = port or free_port()
         self.log_path = os.path.join(self.tmp, "error.log")
+        self.console_path = os.path.join(self.tmp, "console.log")  # what the server and its wrappers print
+        self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
+        self._root: str | None = None
+        self._version: str | None = None
+        self._ping_error: Exception | None = None
+
+    # --- where it runs ---------------------------------------------------------------------------
+
+    @property
+    def root(self) -> str:
+        """The file system root the server runs in; a Debian root is built on first use."""
+        if self._root is None:
+            self._root = roots.ensure(self.root_name) if self.root_name else "/"
+        return self._root
+
+    def _inside(self, host_path: str) -> str:
+        """A path of the server's directory as the server sees it."""
+        if not self.root_name:
+            return host_path
+        return roots.SERVER_DIR + host_path[len(self.tmp):]
+
+    def _command(self, argv: list[str]) -> list[str]:
+        if not self.root_name:
+            return argv
+        if os.geteuid() != 0:
+            raise roots.RootError(f"{self.flavor} runs in a Debian root with chroot, which needs root")
+        return roots.command(self.root, argv, binds={self.tmp: roots.SERVER_DIR})
 
     def _bin(self, *names: str) -> str:
-        if self.basedir:
-            for name in names:
-                for sub in ("bin", "sbin", "scripts"):
-                    path = os.path.join(self.basedir, sub, name)
-                    if os.path.exists(path):
-                        return path
-        found = _find(*names)
-        if not found:
-            raise RuntimeError(f"none of {', '.join(names)} is installed (apt-get install mariadb-server)")
-        return found
+        """The first of ``names`` installed where the server runs, as the server sees it."""
+        for name in names:
+            if not self.root_name:
+                found = _find(name)
+            else:
+                found = next((f"{folder}/{name}" for folder in ("/usr/sbin", "/usr/bin")
+                              if os.path.exists(os.path.join(self.root, folder.lstrip("/"), name))), None)
+            if found:
+                return found
+        where = f"the {self.root_name} root ({self.root})" if self.root_name else "this machine"
+        raise RuntimeError(f"none of {', '.join(names)} is installed in {where}")
+
+    # --- life cycle ------------------------------------------------------------------------------
 
     def install(self) -> None:
-        cmd = [self._bin("mariadb-install-db", "mysql_install_db"), "--no-defaults", f"--datadir={self.datadir}",
-               "--user=" + _user()]
-        if self.basedir:
-            cmd.append(f"--basedir={self.basedir}")
-        # 10.4+ needs these for a root with a password; older releases do not know them.
-        modern = ["--auth-root-authentication-method=normal", "--skip-test-db"]
-        out = subprocess.run(cmd + modern, capture_output=True, text=True, cwd=self.basedir or self.tmp)
-        if out.returncode != 0:
-            shutil.rmtree(self.datadir, ignore_errors=True)
-            # --force: old releases insist on resolving the host name, which a sandbox may not.
-            out = subprocess.run(cmd + ["--force"], capture_output=True, text=True, cwd=self.basedir or self.tmp)
-        if out.returncode != 0:
-            raise RuntimeError(f"mariadb-install-db failed: {out.stdout[-2000:]}{out.stderr[-2000:]}")
+        raise NotImplementedError
 
-    def start(self, extra=()) -> "MariaDB":
+    def start(self, extra=()) -> "Server":
         if not os.path.exists(self.datadir):
             self.install()
-        cmd = [self._bin("mariadbd", "mysqld"), "--no-defaults", f"--datadir={self.datadir}",
-               f"--socket={self.socket}", f"--port={self.port}", "--bind-address=127.0.0.1",
-               f"--log-error={self.log_path}", f"--pid-file={self.pid_file}",
-               "--user=" + _user(), "--skip-name-resolve", *self.options, *extra]
-        if self.basedir:
-            cmd += [f"--basedir={self.basedir}", f"--lc-messages-dir={os.path.join(self.basedir, 'share')}"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
-        wait_for(lambda: self._ping(), 60, what=f"MariaDB on port {self.port} (log: {self.log_path})")
+        inside = self._inside
+        cmd = [self._bin(*self.binaries), "--no-defaults", f"--datadir={inside(self.datadir)}",
+               f"--socket={inside(self.socket)}", f"--port={self.port}", "--bind-address=127.0.0.1",
+               f"--log-error={inside(self.log_path)}", f"--pid-file={inside(self.pid_file)}", "--user=" + _user(),
+               *self.throwaway_options, *self.options, *extra]
+        with open(self.console_path, "ab") as console:
+            self.proc = subprocess.Popen(self._command(cmd), stdout=console, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 120
+        while not self._ping():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.flavor or 'the server'} exited with {self.proc.returncode} while starting: "
+                                   f"{self.error_log()[-2000:]}{self._console()[-1000:]}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.flavor or 'the server'} did not let root in on {self.socket} within "
+                                   f"120 s: {self._ping_error} (log: {self.log_path})")
+            time.sleep(0.2)
         return self
 
     def _ping(self) -> bool:
-        if self.proc and self.proc.poll() is not None:
-            raise RuntimeError(f"mariadbd exited with {self.proc.returncode}: {self.error_log()[-2000:]}")
+        """True once root gets in over the socket (setting root's password on first contact)."""
         for password in (self.root_password, ""):
             try:
                 conn = pymysql.connect(unix_socket=self.socket, user="root", password=password, connect_timeout=2)
-            except pymysql.err.OperationalError:
+            except pymysql.err.MySQLError as exc:
+                self._ping_error = exc
                 continue
             with conn, conn.cursor() as cur:
                 if password == "":
-                    cur.execute("SET PASSWORD FOR 'root'@'localhost' = PASSWORD(%s)", (self.root_password,))
+                    self._set_root_password(cur)
             return True
         return False
 
+    def _set_root_password(self, cur) -> None:
+        cur.execute("ALTER USER 'root'@'localhost' IDENTIFIED BY %s", (self.root_password,))
+
+    def _console(self) -> str:
+        return _read(self.console_path)
+
     def error_log(self) -> str:
-        try:
-            with open(self.log_path, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except OSError:
-            return ""
-
-    def connect(self, user: str = "root", password: str | None = None, **kwargs):
-        return pymysql.connect(unix_socket=self.socket, user=user,
-                               password=self.root_password if password is None else password,
-                               autocommit=True, **kwargs)
-
-    def sql(self, statement: str, args=None):
-        with self.connect() as conn, conn.cursor() as cur:
-            cur.execute(statement, args)
-            return cur.fetchall()
+        return _read(self.log_path)
 
     @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def create_user(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD,
-                    grants=("PROCESS, REPLICATION CLIENT ON *.*", "SELECT ON performance_schema.*")) -> None:
-        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'%%' IDENTIFIED BY %s", (password,))
-        self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'localhost' IDENTIFIED BY %s", (password,))
-        for grant in grants:
-            self.sql(f"GRANT {grant} TO '{user}'@'%'")
-            self.sql(f"GRANT {grant} TO '{user}'@'localhost'")
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc and self.proc.poll() is None else None
 
     def kill(self) -> None:
         """Stop abruptly, the way a crash would."""
@@ -170,7 +281,16 @@ class MariaDB:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(30)
 
+    def pause(self) -> None:
+        """SIGSTOP: the server hangs, its connections stay open."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.proc.pid, signal.SIGCONT)
+
     def stop(self) -> None:
+        if self.pid:
+            self.resume()  # a stopped server would not see SIGTERM until continued
         terminate(self.proc, timeout=60)
 
     def cleanup(self) -> None:
@@ -184,18 +304,159 @@ class MariaDB:
     def __exit__(self, *exc):
         self.cleanup()
 
+    # --- talking to it ---------------------------------------------------------------------------
+
+    def connect(self, user: str = "root", password: str | None = None, **kwargs):
+        """A connection over the unix socket (root by default)."""
+        return pymysql.connect(unix_socket=self.socket, user=user,
+                               password=self.root_password if password is None else password,
+                               autocommit=True, **kwargs)
+
+    def connect_tcp(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD, **kwargs):
+        """A connection over TCP to 127.0.0.1, the way the exporter connects (the exporter's user by default)."""
+        return pymysql.connect(host="127.0.0.1", port=self.port, user=user, password=password, autocommit=True,
+                               **kwargs)
+
+    def sql(self, statement: str, args=None):
+        with self.connect() as conn, conn.cursor() as cur:
+            cur.execute(statement, args)
+            return cur.fetchall()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def version(self) -> str:
+        """The server's version number, e.g. "9.7.4" (asked once; the server must run)."""
+        if self._version is None:
+            self._version = re.match(r"[\d.]+", self.sql("SELECT VERSION()")[0][0]).group(0)
+        return self._version
+
+    def package_version(self) -> str:
+        """The Debian package version of the server binary, e.g. "9.7.4-2"."""
+        return roots.installed_versions(self.root).get(self.package, "")
+
+    def create_user(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD,
+                    grants=EXPORTER_GRANTS) -> None:
+        for host in ("%%", "localhost"):
+            self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY %s", (password,))
+        for grant in grants:
+            self.sql(f"GRANT {grant} TO '{user}'@'%'")
+            self.sql(f"GRANT {grant} TO '{user}'@'localhost'")
+
+
+class MariaDB(Server):
+    """This machine's MariaDB (Debian 12: 10.11), or a MariaDB build unpacked in ``basedir``."""
+
+    flavor = "mariadb-10.11"
+    family = "mariadb"
+    package = "mariadb-server-core"
+    binaries = ("mariadbd", "mysqld")
+
+    def __init__(self, options=MONITORING_OPTIONS, basedir: str | None = None, root_password: str = "root-pw",
+                 directory: str | None = None, port: int | None = None, config: str = "custom"):
+        super().__init__(options, root_password, directory, port, config)
+        self.basedir = basedir
+
+    def _bin(self, *names: str) -> str:
+        if self.basedir:
+            for name in names:
+                for sub in ("bin", "sbin", "scripts"):
+                    path = os.path.join(self.basedir, sub, name)
+                    if os.path.exists(path):
+                        return path
+        return super()._bin(*names)
+
+    def install(self) -> None:
+        cmd = [self._bin("mariadb-install-db", "mysql_install_db"), "--no-defaults",
+               f"--datadir={self._inside(self.datadir)}", "--user=" + _user()]
+        if self.basedir:
+            cmd.append(f"--basedir={self.basedir}")
+        cwd = self.basedir or self.tmp
+        # 10.4+ needs these for a root with a password; older releases do not know them.
+        modern = ["--auth-root-authentication-method=normal", "--skip-test-db"]
+        out = subprocess.run(self._command(cmd + modern), capture_output=True, text=True, cwd=cwd)
+        if out.returncode != 0:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            # --force: old releases insist on resolving the host name, which a sandbox may not.
+            out = subprocess.run(self._command(cmd + ["--force"]), capture_output=True, text=True, cwd=cwd)
+        if out.returncode != 0:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            raise RuntimeError(f"mariadb-install-db failed: {out.stdout[-2000:]}{out.stderr[-2000:]}")
+
+    def start(self, extra=()) -> "MariaDB":
+        if self.basedir:
+            extra = (f"--basedir={self.basedir}", f"--lc-messages-dir={os.path.join(self.basedir, 'share')}",
+                     *extra)
+        return super().start(extra)
+
+    def _set_root_password(self, cur) -> None:
+        # SET PASSWORD: also on releases before 10.2, which have no ALTER USER.
+        cur.execute("SET PASSWORD FOR 'root'@'localhost' = PASSWORD(%s)", (self.root_password,))
+
+
+class TrixieMariaDB(MariaDB):
+    """Debian trixie's MariaDB 11.8, in its Debian root."""
+
+    flavor = "mariadb-11.8"
+    root_name = "mariadb-11.8"
+
+    def __init__(self, options=(), root_password: str = "root-pw", directory: str | None = None,
+                 port: int | None = None, config: str = "custom"):
+        super().__init__(options, None, root_password, directory, port, config)
+
+
+class MySQL(Server):
+    """Debian sid's MySQL 9.x, in its Debian root."""
+
+    flavor = "mysql-9"
+    family = "mysql"
+    root_name = "mysql-9"
+    package = "mysql-server-core"
+    binaries = ("mysqld",)
+    # The X Protocol plugin would listen on 33060 too: two test servers would collide there.
+    throwaway_options = ("--mysqlx=OFF",)
+
+    def install(self) -> None:
+        # The root account gets an empty password, set on first contact (_ping) like MariaDB's.
+        out = subprocess.run(self._command([self._bin("mysqld"), "--no-defaults", "--initialize-insecure",
+                                            f"--datadir={self._inside(self.datadir)}", "--user=" + _user(),
+                                            f"--log-error={self._inside(self.log_path)}"]),
+                             capture_output=True, text=True, cwd=self.tmp)
+        if out.returncode != 0:
+            shutil.rmtree(self.datadir, ignore_errors=True)
+            raise RuntimeError(f"mysqld --initialize-insecure failed: {out.stdout[-1000:]}{out.stderr[-1000:]}"
+                               f"{self.error_log()[-2000:]}")
+
+
+_CLASSES = {"mariadb-10.11": MariaDB, "mariadb-11.8": TrixieMariaDB, "mysql-9": MySQL}
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
 
 class Sysbench:
-    """``sysbench oltp_read_write`` against a MariaDB, prepared once, run in the background."""
+    """``sysbench oltp_read_write`` against a server, prepared once, run in the background.
 
-    def __init__(self, db: MariaDB, tables: int = 4, table_size: int = 20000, threads: int = 4,
+    sysbench logs in as root over the unix socket: a socket is a secure transport, so MySQL 9's
+    caching_sha2_password (its only password plugin) accepts libmariadb's plain-text full authentication
+    there without TLS or an RSA key exchange.
+    """
+
+    def __init__(self, db: Server, tables: int = 4, table_size: int = 20000, threads: int = 4,
                  workload: str = "oltp_read_write"):
         self.db = db
         # The password goes in an options file, not on the command line where `ps` would show it.
-        options = os.path.join(db.tmp, "sysbench.cfg")
-        with open(os.open(options, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        options_file = os.path.join(db.tmp, "sysbench.cfg")
+        with open(os.open(options_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
             f.write(f"mysql-password={db.root_password}\n")
-        self.common = [f"--config-file={options}", "--db-driver=mysql", f"--mysql-socket={db.socket}",
+        self.common = [f"--config-file={options_file}", "--db-driver=mysql", f"--mysql-socket={db.socket}",
                        "--mysql-user=root", "--mysql-db=sbtest", f"--tables={tables}", f"--table-size={table_size}"]
         self.threads = threads
         self.workload = workload
@@ -220,10 +481,3 @@ class Sysbench:
 
     def stop(self) -> None:
         terminate(self.proc)
-
-
-def _user() -> str:
-    """mariadbd refuses to run as root unless told to; run as whoever we are."""
-    import pwd
-
-    return pwd.getpwuid(os.getuid()).pw_name

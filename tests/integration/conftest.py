@@ -1,5 +1,21 @@
-"""Servers for the integration tests: a MariaDB under sysbench load, and the whole native stack,
-each started once for the session."""
+"""Servers for the integration tests, and the whole native stack.
+
+Every flavour in both configurations (stack/servers.py: FLAVORS x CONFIGS):
+
+  flavor_server          session-wide, parametrised over every (flavour, configuration): one server per
+                         combination, started on first use, stopped at the session's end; the exporter's
+                         account exists (EXPORTER_USER over TCP at .address)
+  loaded_flavor_server   the same server with sysbench oltp_read_write running, while the tests of that
+                         combination run (the load stops when pytest moves on to the next combination)
+  fresh_flavor_server    a server of its own per test, for tests that kill, pause or reconfigure it
+
+To run a test on some combinations only: ``@pytest.mark.parametrize("flavor_server", [("mysql-9", "stock")],
+indirect=True)`` (likewise for fresh_flavor_server). The servers in Debian roots build their roots on
+first use (stack/roots.py; about a minute each, once per machine).
+
+And the fixtures of the MariaDB-only tests: ``loaded_db`` (MariaDB 10.11 tuned under load for the whole
+session), ``fresh_db`` and ``native_stack``.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +25,106 @@ import time
 
 import pytest
 
-from innodb_exporter import model
 from stack.native import DEFAULT_PORTS, Settings, Stack
-from support.servers import MariaDB, Sysbench, free_port, wait_for
+from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
+
+COMBINATIONS = [(flavor, config) for flavor in FLAVORS for config in CONFIGS]
+IDS = [f"{flavor}-{config}" for flavor, config in COMBINATIONS]
+
+
+class ServerPool:
+    """One server per (flavour, configuration), started on first use, all stopped by ``close``; sysbench
+    load on a server while anyone asks for it."""
+
+    def __init__(self):
+        self.servers: dict[tuple[str, str], Server] = {}
+        self.failures: dict[tuple[str, str], str] = {}
+        self.loads: dict[tuple[str, str], Sysbench] = {}
+        self.prepared: set[tuple[str, str]] = set()
+        self.users: dict[tuple[str, str], int] = {}
+
+    def get(self, flavor: str, config: str) -> Server:
+        key = (flavor, config)
+        if key in self.failures:  # one attempt per session, not one per test
+            pytest.fail(self.failures[key])
+        if key not in self.servers:
+            db = server(flavor, config)
+            try:
+                db.start()
+                db.create_user()
+            except Exception as exc:
+                db.cleanup()
+                self.failures[key] = f"{flavor} ({config}) did not start: {exc}"
+                raise
+            self.servers[key] = db
+        return self.servers[key]
+
+    def load(self, db: Server) -> Sysbench:
+        key = (db.flavor, db.config)
+        self.users[key] = self.users.get(key, 0) + 1
+        if key not in self.loads:
+            load = Sysbench(db, threads=4)
+            if key not in self.prepared:
+                load.prepare()
+                self.prepared.add(key)
+            self.loads[key] = load.start(seconds=3600)
+        return self.loads[key]
+
+    def unload(self, db: Server) -> None:
+        key = (db.flavor, db.config)
+        self.users[key] -= 1
+        if self.users[key] == 0:
+            self.loads.pop(key).stop()
+
+    def close(self) -> None:
+        for load in self.loads.values():
+            load.stop()
+        for db in self.servers.values():
+            db.cleanup()
 
 
 @pytest.fixture(scope="session")
-def loaded_db():
-    """A MariaDB with a small REDO log, performance_schema latches on, the exporter's counters on,
-    and sysbench oltp_read_write running for the whole session."""
-    db = MariaDB()
+def server_pool():
+    pool = ServerPool()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+@pytest.fixture(scope="session", params=COMBINATIONS, ids=IDS)
+def flavor_server(request, server_pool) -> Server:
+    return server_pool.get(*request.param)
+
+
+@pytest.fixture(scope="session")
+def loaded_flavor_server(flavor_server, server_pool):
+    server_pool.load(flavor_server)
+    try:
+        yield flavor_server
+    finally:
+        server_pool.unload(flavor_server)
+
+
+@pytest.fixture(params=COMBINATIONS, ids=IDS)
+def fresh_flavor_server(request):
+    flavor, config = request.param
+    db = server(flavor, config)
     try:
         db.start()
         db.create_user()
-        existing = {row[0] for row in db.sql("SELECT NAME FROM information_schema.INNODB_METRICS")}
-        for counter in set(model.NEEDED_COUNTERS) & existing:  # what --innodb_metrics.enable does
-            db.sql("SET GLOBAL innodb_monitor_enable = %s", (counter,))
-        load = Sysbench(db, threads=4).prepare().start(seconds=3600)
         yield db
-        load.stop()
     finally:
         db.cleanup()
+
+
+@pytest.fixture(scope="session")
+def loaded_db(server_pool):
+    """MariaDB 10.11 tuned (small REDO log, performance_schema latches on, the exporter's counters on),
+    with sysbench oltp_read_write running for the whole session."""
+    db = server_pool.get("mariadb-10.11", "tuned")
+    server_pool.load(db)
+    yield db  # the pool stops the load and the server at the session's end
 
 
 @pytest.fixture
