@@ -10,9 +10,10 @@ import argparse
 import logging
 import sys
 
-from . import __version__, config, offline, sources
-from .replay import bundle
-from .http import Targets, make_app, serve
+from . import __version__, config, moment, offline, sources
+from . import webserver
+from .http import make_app
+from .targets import Targets
 from .logs import setup as setup_logging
 
 log = logging.getLogger("innodb_exporter")
@@ -42,14 +43,45 @@ def server_parser() -> argparse.ArgumentParser:
                    help="seconds taken off Prometheus' scrape timeout to answer in time (default 0.25)")
     p.add_argument("--scrape.timeout", dest="scrape_timeout", type=float, default=10.0,
                    help="deadline of a scrape when the scraper sends no timeout header (default 10)")
-    for source in sources.ALL:
-        p.add_argument(f"--collect.{source.NAME}", dest=f"collect_{source.NAME}", default=True,
-                       action=argparse.BooleanOptionalAction, help=f"read {source.NAME} (default on)")
-    p.add_argument("--collect.latches.top", dest="top", type=int, default=20,
-                   help="series kept per latch family before the rest is summed as 'other' (default 20)")
+    for name in sources.NAMES:
+        p.add_argument(f"--collect.{name}", dest=f"collect_{name}", default=True,
+                       action=argparse.BooleanOptionalAction, help=f"read {name} (default on)")
+    p.add_argument("--collect.latches.top", dest="top", type=int, default=None,
+                   help="deprecated and ignored: every latch instrument is exported, so that no series flaps")
+    probe = p.add_argument_group("/probe", "which servers /probe may connect to, and how many connections it keeps")
+    probe.add_argument("--probe.allow", dest="probe_allow", action="append", default=[], metavar="PATTERN",
+                       help="a server /probe may connect to: HOST:PORT, HOST (any port), a CIDR range, "
+                            "unix:///path, or * for any (repeatable). Without this flag or --probe.targets-file, "
+                            "only the servers the my.cnf and --mysqld.address name")
+    probe.add_argument("--probe.targets-file", dest="probe_targets_files", action="append", default=[],
+                       metavar="FILE", help="a Prometheus file_sd file whose targets /probe may connect to; re-read "
+                                            "when it changes (repeatable)")
+    probe.add_argument("--probe.max-connections", dest="max_connections", type=int, default=256,
+                       help="connections to servers kept open in all (default 256)")
+    probe.add_argument("--probe.max-connections-per-server", dest="max_connections_per_server", type=int, default=2,
+                       help="connections kept open to one server address, whatever the credentials (default 2)")
+    probe.add_argument("--probe.idle-timeout", dest="idle_timeout", type=float, default=300.0,
+                       help="seconds after which a connection nothing scraped is closed (default 300)")
     p.add_argument("--innodb_metrics.enable", dest="enable_counters", action="store_true",
                    help="enable the INNODB_METRICS counters this exporter uses that are off "
                         "(needs SUPER or SYSTEM_VARIABLES_ADMIN)")
+    capture = p.add_argument_group("evidence captures", "raw texts taken when Alertmanager posts a firing alert to "
+                                                         "/capture (off without --capture.dir)")
+    capture.add_argument("--capture.dir", dest="capture_dir", default="", metavar="DIR",
+                         help="where captures are kept; captures are off without it")
+    capture.add_argument("--capture.snapshots", dest="capture_snapshots", type=int, default=3,
+                         help="snapshots per capture (default 3)")
+    capture.add_argument("--capture.interval", dest="capture_interval", type=float, default=10.0,
+                         help="seconds between snapshots (default 10)")
+    capture.add_argument("--capture.deadline", dest="capture_deadline", type=float, default=60.0,
+                         help="seconds a capture may take in all (default 60)")
+    capture.add_argument("--capture.cooldown", dest="capture_cooldown", type=float, default=600.0,
+                         help="seconds before the same server is captured again (default 600)")
+    capture.add_argument("--capture.max-size", dest="capture_max_size", default="200MiB",
+                         help="the most the captures may take on disk; the oldest go first (default 200MiB)")
+    capture.add_argument("--capture.query-text", dest="capture_query_text", action="store_true",
+                         help="keep statements in the texts (off: each statement and row value becomes its digest "
+                              "and length)")
     p.add_argument("--log.level", dest="log_level", default="info", choices=["debug", "info", "warn", "error"])
     p.add_argument("--log.format", dest="log_format", default="logfmt", choices=["logfmt", "json"])
     p.add_argument("--version", action="version", version=f"innodb-exporter {__version__}")
@@ -64,7 +96,6 @@ def parse_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", help="the saved text, a bundle of innodb-replay record --texts, or - for standard input")
     p.add_argument("--openmetrics", action="store_true", help="print OpenMetrics instead of the text format")
-    p.add_argument("--collect.latches.top", dest="top", type=int, default=20)
     return p
 
 
@@ -72,19 +103,19 @@ def run_parse(argv: list[str]) -> int:
     args = parse_parser().parse_args(argv)
     try:
         if args.file == "-":
-            text = sys.stdin.buffer.read().decode("utf-8", "replace")
-        elif bundle.is_bundle(args.file):
-            text = _bundle_texts(args.file)
+            texts = offline.split_outputs(sys.stdin.buffer.read().decode("utf-8", "replace"))
         else:
-            with open(args.file, "rb") as f:
-                text = f.read().decode("utf-8", "replace")
+            texts = _bundle_texts(args.file)
+            if texts is None:  # not a bundle: a saved text, which may hold several outputs (an error log)
+                with open(args.file, "rb") as f:
+                    texts = offline.split_outputs(f.read().decode("utf-8", "replace"))
     except OSError as exc:
         print(f"innodb-exporter parse: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
-    except bundle.BundleError as exc:
+    except ValueError as exc:  # innodb_replay.bundle.BundleError: a bundle that cannot be trusted
         print(f"innodb-exporter parse: {exc}", file=sys.stderr)
         return 1
-    result = offline.parse_text(text, args.top)
+    result = offline.parse_texts(texts)
     for problem in result.status.problems:
         print(f"innodb-exporter parse: {problem}", file=sys.stderr)
     if result.status.sections_found == 0:
@@ -94,43 +125,51 @@ def run_parse(argv: list[str]) -> int:
         print(f"innodb-exporter parse: {result.outputs_found} monitor outputs found; metrics of the last complete one",
               file=sys.stderr)
     sys.stdout.buffer.write(offline.render(result, args.openmetrics))
+    sys.stdout.buffer.flush()
+    # On standard error, after the metrics: standard output stays valid exposition text.
+    sys.stderr.write(moment.render(moment.assess(result.status)))
     return 0
 
 
-def _bundle_texts(path: str) -> str:
-    """The status texts a recorded bundle keeps, in time order, as one text of several outputs."""
-    reader = bundle.BundleReader(path)
-    try:
-        reader.verify()
-        texts = [text for name, text in reader.texts() if name.endswith("engine-innodb-status.txt")]
-    finally:
-        reader.close()
+def _bundle_texts(path: str) -> list[str] | None:
+    """The status texts a bundle keeps (recorded, or captured when an alert fired), in time order, each on its
+    own, so that no statement text can pass for the start of another output; None when ``path`` is no
+    bundle. Replay is a tool of its own: it is imported only here, and only when asked."""
+    from innodb_replay import bundle
+
+    if not bundle.is_bundle(path):
+        return None
+    texts = bundle.read_texts(path)
     if not texts:
-        raise bundle.BundleError(f"{path} holds no status texts (innodb-replay record keeps them with --texts)")
-    return "\n".join(texts)
+        raise bundle.BundleError(f"{path} holds no status texts (innodb-replay record keeps them with --texts, "
+                                 "export with --captures)")
+    return texts
 
 
 def run_server(argv: list[str]) -> int:
     args = server_parser().parse_args(argv)
-    args.disabled_sources = {s.NAME for s in sources.ALL if not getattr(args, f"collect_{s.NAME}")}
+    args.disabled_sources = {name for name in sources.NAMES if not getattr(args, f"collect_{name}")}
     setup_logging(args.log_level, args.log_format)
+    if args.top is not None:
+        log.warning("--collect.latches.top is deprecated and ignored: every latch instrument is exported")
     cfg, problems = config.load(args)
     if problems:
         for problem in problems:
             print(f"innodb-exporter: {problem}", file=sys.stderr)
         return 2
     targets = Targets(cfg)
+    targets.start_janitor()
     if targets.default is None:
         log.warning("no default server configured: /metrics has only the exporter's own metrics; use /probe")
     else:
         log.info("default server %s as %s", cfg.connection.address, cfg.connection.user)
-    try:
-        serve(cfg, make_app(cfg, targets))
+    try:  # until SIGTERM or SIGINT, which end it gracefully
+        webserver.serve(make_app(cfg, targets), host=cfg.listen_host, port=cfg.listen_port, web=cfg.web)
     except OSError as exc:
         print(f"innodb-exporter: cannot listen on {args.web_listen_address}: {exc.strerror}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        pass
+    finally:
+        targets.close()  # every database connection ends with COM_QUIT, not a reset
     return 0
 
 

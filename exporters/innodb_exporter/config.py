@@ -1,22 +1,33 @@
 """Validated configuration: flags, the environment and the my.cnf, checked all at once.
 
 ``load()`` is pure apart from reading the files it is pointed at; it returns the configuration and
-every problem it found, so that a user fixes them all in one go instead of one per restart.
+every problem it found, so that a user fixes them all in one go instead of one per restart. No
+message quotes a line of the my.cnf or a password: they may hold one.
 """
 
 from __future__ import annotations
 
 import configparser
+import importlib.util
 import os
+import re
 from dataclasses import dataclass, field
 
-from . import sources
-from .connection import ConnectionSettings
+from . import addresses, sources
+from .capture import CaptureSettings
+from .connection import SSL_MODES, ConnectionSettings
 from .target import ScrapeOptions
 from .webconfig import WebConfig, load_web_config
 
 PASSWORD_ENV = "MYSQLD_EXPORTER_PASSWORD"
 DEFAULT_MY_CNF = "~/.my.cnf"
+
+
+@dataclass(frozen=True)
+class ProbeLimits:
+    max_connections: int = 256  # open connections to servers, all targets together
+    max_connections_per_server: int = 2  # per server address, whatever the credentials
+    idle_timeout: float = 300.0  # a target's connection is closed after this long without a scrape
 
 
 @dataclass(frozen=True)
@@ -26,72 +37,149 @@ class Config:
     telemetry_path: str
     connection: ConnectionSettings | None  # the default target of /metrics; None when none is configured
     my_cnf: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)  # sections, for /probe
+    my_cnf_path: str = ""
     options: ScrapeOptions = ScrapeOptions()
     timeout_offset: float = 0.25
     default_timeout: float = 10.0
     web: WebConfig = WebConfig()
+    allowlist: addresses.Allowlist = field(default_factory=lambda: addresses.Allowlist([]))
+    limits: ProbeLimits = ProbeLimits()
+    capture: CaptureSettings = CaptureSettings()
 
 
 def parse_listen_address(value: str) -> tuple[str, int]:
-    """``:9207``, ``0.0.0.0:9207`` or ``[::1]:9207`` -> (host, port)."""
+    """``:9207`` (every address, IPv4 and IPv6: host ""), ``0.0.0.0:9207`` or ``[::1]:9207`` -> (host, port)."""
     host, sep, port = value.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"--web.listen-address {value!r} is not HOST:PORT (e.g. ':9207')")
-    return host.strip("[]") or "0.0.0.0", int(port)
+    return host.strip("[]"), int(port)
 
 
-def parse_address(value: str) -> tuple[str | None, int | None, str | None]:
-    """A server address -> (host, port, socket). Accepts ``host``, ``host:port``, ``unix:///path``."""
-    if value.startswith("unix://"):
-        return None, None, value[len("unix://"):]
-    if value.startswith("/"):
-        return None, None, value
-    host, sep, port = value.rpartition(":")
-    if not sep:
-        return value, 3306, None
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"address {value!r}: port {port!r} is not a number between 1 and 65535")
-    return host.strip("[]") or "localhost", int(port), None
+class MyCnfError(Exception):
+    pass
 
 
 def read_my_cnf(path: str) -> dict[str, dict[str, str]]:
-    """The sections of a my.cnf. ``!include`` lines and option flags without a value are allowed."""
+    """The sections of a my.cnf. ``!include`` lines and option flags without a value are allowed.
+
+    configparser quotes the offending line in its errors, and a my.cnf line may be ``password=…``:
+    errors name the line number only.
+    """
     with open(path, encoding="utf-8") as f:
-        lines = [line for line in f if not line.lstrip().startswith("!")]
+        lines = [line if not line.lstrip().startswith("!") else "\n" for line in f]
     parser = configparser.ConfigParser(allow_no_value=True, interpolation=None, strict=False)
     parser.optionxform = lambda option: option.strip().replace("_", "-").lower()
-    parser.read_string("".join(lines), source=path)
+    try:
+        parser.read_string("".join(lines), source=path)
+    except configparser.MissingSectionHeaderError as exc:
+        raise MyCnfError(f"line {exc.lineno}: an option before any [section] header") from None
+    except configparser.ParsingError as exc:
+        numbers = ", ".join(str(n) for n, _ in exc.errors)
+        raise MyCnfError(f"line {numbers}: not an option, a [section] or a comment") from None
+    except configparser.Error as exc:
+        raise MyCnfError(type(exc).__name__) from None
     return {s: {k: (v or "").strip().strip("'\"") for k, v in parser.items(s)} for s in parser.sections()}
+
+
+def _file(section: dict[str, str], key: str, where: str, problems: list[str]) -> str | None:
+    path = section.get(key) or None
+    if path and not os.path.isfile(path):
+        problems.append(f"{where}: {key} {path} does not exist or is not a file")
+    return path
 
 
 def connection_from(section: dict[str, str], address: str | None, user: str | None,
                     password: str | None, problems: list[str], where: str) -> ConnectionSettings:
     """Connection settings from a my.cnf section, overridden by flags and the environment."""
-    host, port, socket = section.get("host", "localhost"), section.get("port", "3306"), section.get("socket") or None
-    if address:
-        try:
-            host, port, socket = parse_address(address)
-        except ValueError as exc:
-            problems.append(str(exc))
-    elif socket:
-        host = None
+    host, port, socket = section.get("host") or "localhost", section.get("port") or "3306", section.get("socket")
     try:
-        port_number = int(port) if port is not None else 3306
-    except ValueError:
-        problems.append(f"{where}: port {port!r} is not a number")
-        port_number = 3306
+        if address:
+            parsed = addresses.parse(address)
+        elif socket:
+            parsed = addresses.parse("unix://" + socket)
+        else:
+            parsed = addresses.parse(host, default_port=int(port) if port.isdigit() else 3306)
+            if not port.isdigit():
+                problems.append(f"{where}: port {port!r} is not a number")
+    except addresses.AddressError as exc:
+        problems.append(f"{where}: {exc}" if not address else str(exc))
+        parsed = addresses.Address("localhost", 3306)
     user = user if user is not None else section.get("user", "")
     if not user:
         problems.append(f"no user to connect as: set --mysqld.username or user= in {where}")
-    mode = section.get("ssl-mode", "").upper()
-    verify = section.get("ssl-verify-server-cert", "") in ("", "1", "on", "true") and mode not in ("REQUIRED",)
+    ca, cert, key = (_file(section, k, where, problems) for k in ("ssl-ca", "ssl-cert", "ssl-key"))
+    if bool(cert) != bool(key):
+        problems.append(f"{where}: ssl-cert and ssl-key go together")
+    mode = section.get("ssl-mode", "").upper() or ("VERIFY_CA" if ca else "PREFERRED")
+    if section.get("ssl-verify-server-cert", "").lower() in ("1", "on", "true") and mode in ("PREFERRED", "REQUIRED"):
+        mode = "VERIFY_IDENTITY"  # MariaDB's spelling of the same wish
+    if mode not in SSL_MODES:
+        problems.append(f"{where}: ssl-mode {mode!r} is not one of {', '.join(SSL_MODES)}")
+    public_key = None
+    if key_path := _file(section, "server-public-key-path", where, problems):
+        try:
+            with open(key_path, "rb") as f:
+                public_key = f.read()
+        except OSError as exc:
+            problems.append(f"{where}: cannot read server-public-key-path {key_path}: {exc.strerror}")
+        if importlib.util.find_spec("cryptography") is None:
+            problems.append(f"{where}: server-public-key-path needs the cryptography package "
+                            "(pip install 'innodb-exporter[rsa]')")
     return ConnectionSettings(
-        host=host or "localhost", port=port_number, socket=socket, user=user,
+        host=parsed.host or "localhost", port=parsed.port or 3306, socket=parsed.socket, user=user,
         password=password if password is not None else section.get("password", ""),
-        ssl_ca=section.get("ssl-ca") or None, ssl_cert=section.get("ssl-cert") or None,
-        ssl_key=section.get("ssl-key") or None, ssl_verify=verify,
-        ssl_required=mode in ("REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"),
+        ssl_mode=mode, ssl_ca=ca, ssl_cert=cert, ssl_key=key, server_public_key=public_key,
     )
+
+
+def _allowlist(args, connection: ConnectionSettings | None, my_cnf: dict, problems: list[str]) -> addresses.Allowlist:
+    """``--probe.allow`` and ``--probe.targets-file``; without either, the servers the configuration names."""
+    texts = list(args.probe_allow)
+    if not texts and not args.probe_targets_files:
+        texts = [connection.address] if connection else []
+        for name, section in my_cnf.items():
+            if name.startswith("client") and (section.get("host") or section.get("socket")):
+                sub: list[str] = []
+                texts.append(connection_from(section, None, "-", None, sub, name).address)
+    rules = []
+    for text in texts:
+        try:
+            rules.append(addresses.Rule.parse(text))
+        except addresses.AddressError as exc:
+            problems.append(f"--probe.allow {text!r}: {exc}")
+    for path in args.probe_targets_files:
+        if not os.path.isfile(path):
+            problems.append(f"--probe.targets-file {path} does not exist")
+    return addresses.Allowlist(rules, tuple(args.probe_targets_files))
+
+
+_SIZE_RE = re.compile(r"(\d+)\s*([KMG]i?B?)?", re.I)
+
+
+def parse_size(text: str) -> int:
+    """``200MiB``, ``200M``, ``1G`` or a number of bytes."""
+    m = _SIZE_RE.fullmatch(text.strip())
+    if not m:
+        raise ValueError(f"{text!r} is not a size such as 200MiB")
+    unit = (m.group(2) or "B")[0].upper()
+    return int(m.group(1)) * {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[unit]
+
+
+def _capture(args, problems: list[str]) -> CaptureSettings:
+    try:
+        max_bytes = parse_size(args.capture_max_size)
+    except ValueError as exc:
+        problems.append(f"--capture.max-size: {exc}")
+        max_bytes = 0
+    for flag, value in (("--capture.snapshots", args.capture_snapshots), ("--capture.interval", args.capture_interval),
+                        ("--capture.deadline", args.capture_deadline), ("--capture.cooldown", args.capture_cooldown)):
+        if value <= 0:
+            problems.append(f"{flag} must be positive, not {value}")
+    directory = os.path.abspath(os.path.expanduser(args.capture_dir)) if args.capture_dir else None
+    if directory and os.path.exists(directory) and not os.path.isdir(directory):
+        problems.append(f"--capture.dir {directory} is not a directory")
+    return CaptureSettings(directory, args.capture_snapshots, args.capture_interval, args.capture_deadline,
+                           args.capture_cooldown, max_bytes, args.capture_query_text)
 
 
 def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
@@ -111,8 +199,10 @@ def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
     if os.path.exists(cnf_path):
         try:
             my_cnf = read_my_cnf(cnf_path)
-        except (OSError, configparser.Error, UnicodeDecodeError) as exc:
-            problems.append(f"cannot read --config.my-cnf {cnf_path}: {exc}")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"cannot read --config.my-cnf {cnf_path}: {getattr(exc, 'strerror', None) or 'not UTF-8'}")
+        except MyCnfError as exc:
+            problems.append(f"--config.my-cnf {cnf_path}: {exc}")
     elif explicit_cnf:
         problems.append(f"--config.my-cnf {cnf_path} does not exist")
 
@@ -122,15 +212,21 @@ def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
         connection = connection_from(my_cnf.get("client", {}), args.mysqld_address, args.mysqld_username,
                                      password, problems, f"[client] of {cnf_path}")
 
-    unknown = sorted(set(args.disabled_sources) - set(sources.BY_NAME))
+    unknown = sorted(set(args.disabled_sources) - set(sources.NAMES))
     if unknown:
-        problems.append(f"unknown sources {', '.join(unknown)}; known: {', '.join(sources.BY_NAME)}")
-    if args.top < 1:
-        problems.append(f"--collect.latches.top must be 1 or more, not {args.top}")
+        problems.append(f"unknown sources {', '.join(unknown)}; known: {', '.join(sources.NAMES)}")
     if not 0 <= args.timeout_offset < 10:
         problems.append(f"--timeout-offset {args.timeout_offset} must be between 0 and 10 seconds")
     if args.scrape_timeout <= 0:
         problems.append(f"--scrape.timeout {args.scrape_timeout} must be positive")
+    for flag, value in (("--probe.max-connections", args.max_connections),
+                        ("--probe.max-connections-per-server", args.max_connections_per_server)):
+        if value < 1:
+            problems.append(f"{flag} must be 1 or more, not {value}")
+    if args.idle_timeout <= 0:
+        problems.append(f"--probe.idle-timeout {args.idle_timeout} must be positive")
+    allowlist = _allowlist(args, connection, my_cnf, problems)
+    capture = _capture(args, problems)
 
     web = WebConfig()
     if args.web_config_file:
@@ -139,27 +235,54 @@ def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
 
     if problems:
         return None, problems
-    options = ScrapeOptions(
-        sources=tuple(s.NAME for s in sources.ALL if s.NAME not in args.disabled_sources),
-        top=args.top, enable_counters=args.enable_counters,
-    )
-    return Config(listen_host, listen_port, args.web_telemetry_path, connection, my_cnf, options,
-                  args.timeout_offset, args.scrape_timeout, web), []
+    options = ScrapeOptions(sources=tuple(n for n in sources.NAMES if n not in args.disabled_sources),
+                            enable_counters=args.enable_counters)
+    limits = ProbeLimits(args.max_connections, args.max_connections_per_server, args.idle_timeout)
+    return Config(listen_host, listen_port, args.web_telemetry_path, connection, my_cnf, cnf_path, options,
+                  args.timeout_offset, args.scrape_timeout, web, allowlist, limits, capture), []
 
 
-def probe_connection(config: Config, target: str, auth_module: str | None) -> tuple[ConnectionSettings | None, str | None]:
-    """Connection settings for ``/probe?target=...&auth_module=...``, or an error to show the caller."""
+AUTH_MODULE_RE = re.compile(r"client(\.[A-Za-z0-9_-]+)?")
+
+
+class ProbeError(Exception):
+    """A /probe request that cannot be served as asked (HTTP 400)."""
+
+    status = "400 Bad Request"
+
+
+class NotAllowed(ProbeError):
+    """A /probe target the configuration does not name (HTTP 403)."""
+
+    status = "403 Forbidden"
+
+
+def probe_connection(config: Config, target: str, auth_module: str | None) -> ConnectionSettings:
+    """Connection settings for ``/probe?target=...&auth_module=...``; raises ProbeError.
+
+    The target must be on the allow-list; its credentials come from the my.cnf section ``auth_module``
+    names (default ``[client]``), and with ``[client]`` also from the environment and the flags.
+    """
+    if auth_module is not None and not AUTH_MODULE_RE.fullmatch(auth_module):
+        raise ProbeError("auth_module must name a my.cnf section: client or client.NAME")
+    try:
+        address = addresses.parse(target)
+    except addresses.AddressError as exc:
+        raise ProbeError(f"target: {exc}") from None
+    if not config.allowlist.allows(address):
+        raise NotAllowed(f"target {address} is not allowed: the exporter connects only to the servers its "
+                         "configuration names (--probe.allow, --probe.targets-file)")
     section_name = auth_module or "client"
-    if auth_module and not auth_module.startswith("client"):
-        return None, f"auth_module {auth_module!r} must name a my.cnf section starting with 'client'"
     section = config.my_cnf.get(section_name)
     if section is None:
         if auth_module:
-            return None, f"auth_module {auth_module!r}: no such section in the my.cnf"
+            raise ProbeError(f"auth_module {auth_module!r}: no such section in the my.cnf")
         section = {}
     problems: list[str] = []
     base_user = config.connection.user if config.connection else None
     password = os.environ.get(PASSWORD_ENV) if not auth_module else None
-    settings = connection_from(section, target, None if section.get("user") else base_user, password,
+    settings = connection_from(section, str(address), None if section.get("user") else base_user, password,
                                problems, f"[{section_name}]")
-    return (None, "; ".join(problems)) if problems else (settings, None)
+    if problems:
+        raise ProbeError("; ".join(problems))
+    return settings

@@ -1,110 +1,75 @@
-"""From a scrape's result to Prometheus metric families, and from families to the text format."""
+"""From a scrape's result to metric families, and from families to the text formats.
+
+The exporter writes its own families straight to text: for a few hundred samples that takes a fifth of
+the time prometheus_client's encoders need, and the bytes are the same (tests compare them, in both
+formats). The process metrics on /metrics still come from prometheus_client's collectors and encoder.
+"""
 
 from __future__ import annotations
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
+from prometheus_client.utils import floatToGoString
 
-from . import model
-from .sources import innodb_metrics
-from .target import ScrapeResult
+from . import counters, health, model
+from .families import Exposed
+from .scrape import ScrapeResult
 
-
-def new_family(metric: model.Metric):
-    cls = CounterMetricFamily if metric.type == "counter" else GaugeMetricFamily
-    return cls(metric.name, metric.help, labels=metric.labels, unit="")
+OPENMETRICS = "application/openmetrics-text"
 
 
-def exporter_families(result: ScrapeResult) -> list:
-    """The exporter's own metrics: up, per-source health, errors, disabled counters, server info."""
-    m = model.BY_NAME
-    up = new_family(m["innodb_up"])
-    up.add_metric([], 1.0 if result.up else 0.0)
-    source_up = new_family(m["innodb_exporter_source_up"])
-    duration = new_family(m["innodb_exporter_source_duration_seconds"])
-    errors = new_family(m["innodb_exporter_source_errors_total"])
-    parse_errors = new_family(m["innodb_exporter_parse_errors_total"])
-    for name, r in result.sources.items():
-        source_up.add_metric([name], 1.0 if r.up else 0.0)
-        duration.add_metric([name], r.duration)
-        errors.add_metric([name], float(result.errors_total.get(name, 0)))
-        parse_errors.add_metric([name], float(result.parse_errors_total.get(name, 0)))
-    families = [up, source_up, duration, errors, parse_errors]
-    if result.server is not None:
-        info = new_family(m["innodb_server_info"])
-        info.add_metric([result.server.flavor, result.server.version_text], 1.0)
-        families.append(info)
-    if result.snapshot.counters is not None:
-        disabled = new_family(m["innodb_exporter_counter_disabled"])
-        for name in result.disabled_counters:
-            disabled.add_metric([name], 1.0)
-        families.append(disabled)
-    return families
+def families(result: ScrapeResult) -> list[Exposed]:
+    """Health, the model's metrics, and every INNODB_METRICS counter."""
+    evaluated = model.evaluate(result.snapshot)
+    present = {metric.name for metric, _ in evaluated}
+    return (health.families(result, present) + [metric.family.build(samples) for metric, samples in evaluated]
+            + counters.families(result.snapshot))
 
 
-def model_families(snapshot: model.Snapshot, top: int) -> list:
-    families = []
-    for metric, samples in model.evaluate(snapshot, top):
-        family = new_family(metric)
-        for labels, value in samples:
-            family.add_metric(list(labels), value)
-        families.append(family)
-    return families
+def _number(value: float) -> str:
+    """As floatToGoString writes it; the common case (a whole number below a million) without its work."""
+    if 0 < value < 1e6 and value.is_integer() or value == 0 and str(value) == "0.0":
+        return f"{int(value)}.0"
+    return floatToGoString(value)
 
 
-def counter_families(snapshot: model.Snapshot) -> list:
-    """Every enabled INNODB_METRICS counter as ``innodb_metrics_<name>``, typed by what it really is."""
-    if not snapshot.counters:
-        return []
-    families = []
-    for row in sorted(snapshot.counters.values(), key=lambda r: r.name):
-        if not row.enabled:
-            continue
-        kind = innodb_metrics.prometheus_type(row)
-        if kind == "counter" and row.count < 0:  # some MySQL builds report negative totals (bug 75966)
-            continue
-        name = counter_metric_name(row.name, kind)
-        help_text = f"{row.comment.rstrip('.')} (INNODB_METRICS {row.name}, subsystem {row.subsystem})."
-        cls = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
-        family = cls(name, help_text)
-        family.add_metric([], float(row.count))
-        families.append(family)
-    return families
+def _escape(text: str) -> str:
+    return text.replace("\\", r"\\").replace("\n", r"\n")
 
 
-# Name parts that Prometheus reads as abbreviated units, spelled out as InnoDB means them
-# (innodb_rwlock_s_spin_waits: shared; buffer_index_sec_rec_cluster_reads: secondary).
-_SPELLED_OUT = {"s": "shared", "sec": "secondary"}
+def _label_value(text: str) -> str:
+    if "\\" in text or "\n" in text or '"' in text:
+        return _escape(text).replace('"', r'\"')
+    return text
 
 
-def counter_metric_name(counter: str, kind: str) -> str:
-    """``innodb_metrics_<counter>``; a gauge whose name ends like a counter or histogram part gets ``_value``."""
-    parts = [_SPELLED_OUT.get(part, part) for part in counter.lower().split("_")]
-    name = "innodb_metrics_" + "_".join(parts)
-    if kind == "gauge" and name.endswith(("_total", "_count", "_sum", "_bucket")):
-        name += "_value"
-    return name
+def _write(exposed: Exposed, openmetrics: bool, out: list[str]) -> None:
+    family = exposed.family
+    counter = family.type == "counter"
+    sample_name = family.name
+    # The text format names a counter's family with its _total; OpenMetrics without, on its samples only.
+    header_name = sample_name.removesuffix("_total") if counter and openmetrics else sample_name
+    help_text = _escape(family.help)
+    if openmetrics:
+        help_text = help_text.replace('"', r'\"')
+    out.append(f"# HELP {header_name} {help_text}\n# TYPE {header_name} {family.type}\n")
+    names, order = family.labels, family.label_order
+    for labels, value in exposed.samples:
+        if labels:
+            pairs = ",".join(f'{names[i]}="{_label_value(labels[i])}"' for i in order)
+            out.append(f"{sample_name}{{{pairs}}} {_number(value)}\n")
+        else:
+            out.append(f"{sample_name} {_number(value)}\n")
 
 
-def families(result: ScrapeResult, top: int) -> list:
-    return (exporter_families(result) + model_families(result.snapshot, top)
-            + counter_families(result.snapshot))
-
-
-class _Static:
-    """A collector that yields families already built for this request."""
-
-    def __init__(self, fams):
-        self._families = fams
-
-    def collect(self):
-        return iter(self._families)
-
-
-def render(fams, accept_header: str = "") -> tuple[bytes, str]:
-    """Encode families as the text format, or OpenMetrics when the scraper asks for it."""
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Static(fams))
+def render(exposed: list[Exposed], accept_header: str = "", process: CollectorRegistry | None = None) -> tuple[bytes, str]:
+    """The text format, or OpenMetrics when the scraper asks for it; ``process`` metrics go last."""
     encoder, content_type = choose_encoder(accept_header or "")
-    return encoder(registry), content_type
+    openmetrics = content_type.startswith(OPENMETRICS)
+    out: list[str] = []
+    for item in exposed:
+        _write(item, openmetrics, out)
+    body = "".join(out).encode("utf-8")
+    if process is not None:
+        return body + encoder(process), content_type  # its encoder ends OpenMetrics with # EOF
+    return (body + b"# EOF\n" if openmetrics else body), content_type

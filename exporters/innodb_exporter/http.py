@@ -1,55 +1,27 @@
-"""The HTTP surface: landing page, /metrics, /probe, /-/healthy. A WSGI app built by a factory.
+"""The HTTP surface: landing page, /metrics, /probe, /-/healthy, and the evidence captures (POST /capture,
+/captures, /api/captures). A WSGI app built by a factory.
 
-Tests call ``make_app`` with their own targets; ``serve`` runs it on a threading server, with TLS
-when the web config asks for it.
+Tests call ``make_app`` with their own targets; webserver.py serves it, and enforces TLS and basic auth
+from the web config before a request reaches it.
 """
 
 from __future__ import annotations
 
-import base64
 import html
-import logging
-import socket
-import threading
-from collections import OrderedDict
-from socketserver import ThreadingMixIn
-from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+import json
+from urllib.parse import parse_qs, quote
 
 from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
-from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
-from . import __version__, exposition
-from .config import Config, probe_connection
-from .connection import ConnectionSettings
+from . import __version__, exposition, health
+from .capture import CaptureError, CaptureService
+from .config import Config, ProbeError, probe_connection
 from .target import Target
-from .webconfig import BasicAuth
-
-log = logging.getLogger("innodb_exporter")
+from .targets import Targets, TooManyTargets
 
 TIMEOUT_HEADER = "HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS"
 MIN_TIMEOUT = 0.1
-
-
-class Targets:
-    """The default target and the ones /probe has asked for, each kept with its connection."""
-
-    def __init__(self, config: Config, limit: int = 256):
-        self.config = config
-        self.default = Target(config.connection, config.options) if config.connection else None
-        self._probed: OrderedDict[tuple, Target] = OrderedDict()
-        self._limit = limit
-        self._mu = threading.Lock()
-
-    def for_probe(self, settings: ConnectionSettings) -> Target:
-        key = (settings.address, settings.user, settings.password, settings.ssl_ca)
-        with self._mu:
-            target = self._probed.pop(key, None) or Target(settings, self.config.options)
-            self._probed[key] = target
-            while len(self._probed) > self._limit:  # forget the least recently probed
-                self._probed.popitem(last=False)[1].close()
-        return target
 
 
 def _process_registry() -> CollectorRegistry:
@@ -58,13 +30,6 @@ def _process_registry() -> CollectorRegistry:
     PlatformCollector(registry=registry)
     GCCollector(registry=registry)
     return registry
-
-
-def _build_info():
-    info = GaugeMetricFamily("innodb_exporter_build_info", "1, labelled with the exporter's version.",
-                             labels=["version"])
-    info.add_metric([__version__], 1.0)
-    return info
 
 
 LANDING = """<!doctype html>
@@ -77,13 +42,29 @@ LANDING = """<!doctype html>
 <li><a href="/probe?target=localhost:3306">/probe?target=HOST:PORT</a>: metrics of another server
 (optional <code>auth_module=client.NAME</code> takes its credentials from that my.cnf section)</li>
 <li><a href="/-/healthy">/-/healthy</a>: 200 when the default server can be scraped</li>
+<li><a href="/captures">/captures</a> (<a href="/api/captures">JSON</a>): evidence captured when an alert fired
+(Alertmanager posts its webhook to <code>/capture</code>)</li>
 </ul>
 </body></html>
 """
 
 
-def make_app(config: Config, targets: Targets, process_registry: CollectorRegistry | None = None):
-    auth = BasicAuth(config.web.users)
+CAPTURES_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>InnoDB exporter: captures</title></head>
+<body>
+<h1>Evidence captures</h1>
+<p>Raw texts taken when an alert fired, newest first ({query_text}). <a href="/api/captures">JSON</a></p>
+<table border="1" cellpadding="4">
+<tr><th>started</th><th>instance</th><th>alerts</th><th>snapshots</th><th>files</th><th>errors</th></tr>
+{rows}
+</table>
+</body></html>
+"""
+
+
+def make_app(config: Config, targets: Targets, process_registry: CollectorRegistry | None = None,
+             captures: CaptureService | None = None):
+    captures = captures or CaptureService(config.capture, targets)
     process_registry = process_registry if process_registry is not None else _process_registry()
 
     def timeout_for(environ) -> float:
@@ -99,36 +80,53 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
         start_response(status, [("Content-Type", content_type), ("Content-Length", str(len(data))), *headers])
         return [data]
 
-    def authorized(environ) -> bool:
-        if not auth.enabled:
-            return True
-        header = environ.get("HTTP_AUTHORIZATION", "")
-        if not header.startswith("Basic "):
-            return False
-        try:
-            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
-        except (ValueError, UnicodeDecodeError):
-            return False
-        return auth.check(user, password)
-
     def metrics(environ, start_response, target: Target | None, with_process: bool):
-        fams = []
+        exposed = []
         if target is not None:
             result = target.scrape(timeout_for(environ))
-            fams.extend(exposition.families(result, config.options.top))
+            exposed.extend(exposition.families(result))
+            exposed.extend(captures.families(target.settings.address))
         if with_process:
-            fams.append(_build_info())
-            fams.extend(process_registry.collect())
-        body, content_type = exposition.render(fams, environ.get("HTTP_ACCEPT", ""))
+            exposed.append(health.build_info())
+        body, content_type = exposition.render(exposed, environ.get("HTTP_ACCEPT", ""),
+                                               process_registry if with_process else None)
         return respond(start_response, "200 OK", body, content_type)
+
+    def capture_routes(environ, start_response, path: str):
+        if not captures.enabled:
+            return respond(start_response, "404 Not Found", "captures are off (--capture.dir)\n")
+        if path == "/capture":
+            if environ.get("REQUEST_METHOD") != "POST":
+                return respond(start_response, "405 Method Not Allowed", "POST an Alertmanager webhook\n",
+                               headers=[("Allow", "POST")])
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            try:
+                answer = captures.webhook(environ["wsgi.input"].read(length))
+            except CaptureError as exc:
+                return respond(start_response, "400 Bad Request", f"{exc}\n")
+            return respond(start_response, "202 Accepted", json.dumps(answer.to_json()) + "\n", "application/json")
+        listing = captures.store.list()
+        if path == "/api/captures":
+            return respond(start_response, "200 OK", json.dumps({"captures": listing}, indent=1) + "\n",
+                           "application/json")
+        if path == "/captures":
+            rows = "\n".join(_capture_row(c) for c in listing)
+            mode = "statements kept" if config.capture.query_text else "statements reduced to digests"
+            return respond(start_response, "200 OK", CAPTURES_PAGE.format(rows=rows, query_text=mode),
+                           "text/html; charset=utf-8")
+        capture_id, _, name = path[len("/captures/"):].partition("/")
+        data = captures.store.file(capture_id, name)
+        if data is None:
+            return respond(start_response, "404 Not Found", "no such capture file\n")
+        return respond(start_response, "200 OK", data, "application/json" if name.endswith(".json")
+                       else "text/plain; charset=utf-8")
 
     def app(environ, start_response):
         path = environ.get("PATH_INFO", "/")
-        if not authorized(environ):
-            return respond(start_response, "401 Unauthorized", "Unauthorized\n",
-                           headers=[("WWW-Authenticate", 'Basic realm="innodb-exporter"')])
+        if path == "/capture" or path in ("/captures", "/api/captures") or path.startswith("/captures/"):
+            return capture_routes(environ, start_response, path)
         if environ.get("REQUEST_METHOD", "GET") not in ("GET", "HEAD"):
-            return respond(start_response, "405 Method Not Allowed", "Only GET\n")
+            return respond(start_response, "405 Method Not Allowed", "Only GET\n", headers=[("Allow", "GET, HEAD")])
         if path == config.telemetry_path:
             return metrics(environ, start_response, targets.default, with_process=True)
         if path == "/probe":
@@ -136,10 +134,14 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
             target = (query.get("target") or [""])[0]
             if not target:
                 return respond(start_response, "400 Bad Request", "probe needs ?target=HOST:PORT\n")
-            settings, error = probe_connection(config, target, (query.get("auth_module") or [None])[0])
-            if error:
-                return respond(start_response, "400 Bad Request", error + "\n")
-            return metrics(environ, start_response, targets.for_probe(settings), with_process=False)
+            auth_module = (query.get("auth_module") or [None])[0]
+            try:
+                probed = targets.for_probe(probe_connection(config, target, auth_module), auth_module)
+            except ProbeError as exc:
+                return respond(start_response, exc.status, f"{exc}\n")
+            except TooManyTargets as exc:
+                return respond(start_response, "503 Service Unavailable", f"{exc}\n", headers=[("Retry-After", "5")])
+            return metrics(environ, start_response, probed, with_process=False)
         if path == "/-/healthy":
             if targets.default is None:
                 return respond(start_response, "200 OK", "OK (no default target; use /probe)\n")
@@ -158,28 +160,10 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
     return app
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args):  # access logs are not ours to print
-        pass
-
-
-def serve(config: Config, app) -> None:
-    server_class = _ThreadingServer
-    if ":" in config.listen_host:
-        server_class = type("_ThreadingServer6", (_ThreadingServer,), {"address_family": socket.AF_INET6})
-    httpd = make_server(config.listen_host, config.listen_port, app, server_class, _QuietHandler)
-    if config.web.tls:
-        # The handshake happens in the request's thread, so a slow client cannot hold up the others.
-        httpd.socket = config.web.ssl_context().wrap_socket(httpd.socket, server_side=True,
-                                                            do_handshake_on_connect=False)
-    scheme = "https" if config.web.tls else "http"
-    log.info("listening on %s://%s:%d", scheme, config.listen_host, httpd.server_port)
-    try:
-        httpd.serve_forever()
-    finally:
-        httpd.server_close()
+def _capture_row(capture: dict) -> str:
+    files = [f for snapshot in capture.get("snapshots", []) for f in snapshot.get("files", [])] + ["capture.json"]
+    links = " ".join(f'<a href="/captures/{quote(capture["id"])}/{quote(f)}">{html.escape(f)}</a>' for f in files)
+    alerts = ", ".join(sorted({a["labels"].get("alertname", "?") for a in capture.get("alerts", [])}))
+    cells = (capture.get("started", ""), capture.get("instance", ""), alerts, str(len(capture.get("snapshots", []))))
+    return ("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + f"<td>{links}</td>"
+            f"<td>{html.escape('; '.join(capture.get('errors', [])))}</td></tr>")

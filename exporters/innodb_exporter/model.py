@@ -1,52 +1,38 @@
-"""The metric contract: every metric the exporter emits, and where each value comes from.
+"""The metric contract: every metric derived from what a scrape read, and where each value comes from.
 
-Each metric lists its providers in order of preference; the first that has a value in this scrape
-wins. A provider names the source it reads and the flavours that have it, so this table is also the
-metrics reference (docs/metrics.md is generated from it). Version differences live here as data:
-a provider simply has no value on a server that lacks its status variable, counter or text line.
+A metric is one ``Family`` declaration and one builder. Most metrics have fixed series, each with its
+providers in order of preference: the first that has a value in this scrape wins (``Series``). A
+provider names the source it reads and the flavours that have it, so this table is also the metrics
+reference (docs/metrics.md is generated from it). Version differences live here as data: a provider
+simply has no value on a server that lacks its status variable, counter or text line. Metrics whose
+label values come from the data (latches, buffer pool instances) have a function instead (``Derived``).
+
+The exporter's own metrics (up, per-source health, what is disabled) are declared in health.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from .families import Family, Sample
+from .snapshot import Snapshot
+from .sources import (
+    EngineInnodbStatus,
+    GlobalStatus,
+    GlobalVariables,
+    InnodbMetrics,
+    InnodbTrx,
+    PerfSchemaRedoFile,
+    Source,
+)
 from . import redo
-from .parsers.innodb_status import InnodbStatus
-from .server import ServerInfo
-
-OTHER = "other"  # label value that sums the series beyond the top N
-
-
-@dataclass
-class Snapshot:
-    """Everything one scrape read. A source that failed or was not read leaves its field None."""
-
-    server: ServerInfo | None = None
-    status: dict[str, str] | None = None  # SHOW GLOBAL STATUS, lower-case names
-    variables: dict[str, str] | None = None  # SHOW GLOBAL VARIABLES, lower-case names
-    counters: dict | None = None  # INNODB_METRICS rows by name
-    innodb_status: InnodbStatus | None = None
-    mutexes: object | None = None  # parsers.innodb_mutex.MutexReading
-    trx: object | None = None  # sources.innodb_trx.TrxSummary
-    latches: list | None = None  # sources.perf_schema_latches.LatchWaits
-    redo_file: object | None = None  # sources.perf_schema_redo_file.RedoFileIO
-    _limits: redo.Limits | None = field(default=None, repr=False)
-
-    def limits(self) -> redo.Limits:
-        """The REDO limits computed from the settings (cached: several metrics ask)."""
-        if self._limits is None:
-            if self.server is None or self.variables is None:
-                self._limits = redo.Limits()
-            else:
-                settings = redo.Settings.from_variables(self.variables, self.status)
-                self._limits = redo.limits(self.server.flavor, self.server.version, settings)
-        return self._limits
 
 
 @dataclass(frozen=True)
 class Provider:
-    source: str  # the source module it reads (see sources/)
+    source: str  # the source it reads (its name)
     what: str  # what it reads, as a reader of the SQL would name it
     flavors: str  # where it exists
     get: Callable[[Snapshot], float | None]
@@ -64,10 +50,8 @@ def _number(value) -> float | None:
 
 
 def status(name: str, flavors: str) -> Provider:
-    def get(s: Snapshot):
-        return _number((s.status or {}).get(name.lower()))
-
-    return Provider("global_status", f"`{name}`", flavors, get, status_names=(name,))
+    return Provider(GlobalStatus.name, f"`{name}`", flavors,
+                    lambda s: _number((s.status or {}).get(name.lower())), status_names=(name,))
 
 
 def status_diff(a: str, b: str, flavors: str) -> Provider:
@@ -75,7 +59,7 @@ def status_diff(a: str, b: str, flavors: str) -> Provider:
         x, y = (_number((s.status or {}).get(n.lower())) for n in (a, b))
         return None if x is None or y is None else x - y
 
-    return Provider("global_status", f"`{a}` − `{b}`", flavors, get, status_names=(a, b))
+    return Provider(GlobalStatus.name, f"`{a}` − `{b}`", flavors, get, status_names=(a, b))
 
 
 def counter(name: str, flavors: str, divisor: float = 1) -> Provider:
@@ -85,27 +69,48 @@ def counter(name: str, flavors: str, divisor: float = 1) -> Provider:
         row = (s.counters or {}).get(name)
         return row.count / divisor if row is not None and row.enabled else None
 
-    return Provider("innodb_metrics", f"`{name}`", flavors, get, counter_names=(name,))
+    return Provider(InnodbMetrics.name, f"`{name}`", flavors, get, counter_names=(name,))
 
 
-def text(what: str, flavors: str, fn: Callable[[InnodbStatus], float | None]) -> Provider:
-    """A value read from the parsed SHOW ENGINE INNODB STATUS text."""
+def text(section: str, fields: tuple[str, ...], what: str, flavors: str,
+         combine: Callable[..., float] | None = None) -> Provider:
+    """Fields of one section of the parsed SHOW ENGINE INNODB STATUS, combined when there are several.
+
+    A section or field the text lacks is None in the parse, and the provider then has no value; a
+    misspelt field name raises, so that tests catch it.
+    """
 
     def get(s: Snapshot):
-        if s.innodb_status is None:
+        part = getattr(s.innodb_status, section) if s.innodb_status is not None else None
+        if part is None:
             return None
-        try:
-            return fn(s.innodb_status)
-        except (AttributeError, TypeError):  # the section or a field is missing in this format
+        values = [getattr(part, name) for name in fields]
+        if any(v is None for v in values):
             return None
+        return combine(*values) if combine else values[0]
 
-    return Provider("engine_innodb_status", what, flavors, get)
+    return Provider(EngineInnodbStatus.name, what, flavors, get)
 
 
-def computed(what: str, flavors: str, fn: Callable[[redo.Limits], int | None]) -> Provider:
+def value_of(source: type[Source], attribute: str, what: str, flavors: str) -> Provider:
+    """An attribute of a source's typed value (INNODB_TRX, the REDO file summary)."""
+
+    def get(s: Snapshot):
+        value = getattr(s, source.field)
+        return None if value is None else getattr(value, attribute)
+
+    return Provider(source.name, f"{attribute} ({what})", flavors, get)
+
+
+def computed(what: str, flavors: str, limit: str) -> Provider:
     """A REDO limit computed from the settings with the flavour's formula (redo.py)."""
-    return Provider("global_variables", what, flavors, lambda s: fn(s.limits()),
+    return Provider(GlobalVariables.name, what, flavors, lambda s: getattr(s.limits(), limit),
                     variable_names=redo.VARIABLES, status_names=redo.STATUS)
+
+
+def variable(name: str, flavors: str) -> Provider:
+    return Provider(GlobalVariables.name, f"`{name}`", flavors,
+                    lambda s: _number((s.variables or {}).get(name)), variable_names=(name,))
 
 
 def variable_product(a: str, b: str, flavors: str) -> Provider:
@@ -114,42 +119,87 @@ def variable_product(a: str, b: str, flavors: str) -> Provider:
         y = _number((s.variables or {}).get(b))
         return None if x is None else x * (y if y is not None else 1)
 
-    return Provider("global_variables", f"`{a}` × `{b}`", flavors, get, variable_names=(a, b))
+    return Provider(GlobalVariables.name, f"`{a}` × `{b}`", flavors, get, variable_names=(a, b))
 
 
-def variable(name: str, flavors: str) -> Provider:
-    return Provider("global_variables", f"`{name}`", flavors,
-                    lambda s: _number((s.variables or {}).get(name)), variable_names=(name,))
+@dataclass(frozen=True)
+class Series:
+    """Fixed series: label values -> providers in order of preference."""
+
+    chains: tuple[tuple[tuple[str, ...], tuple[Provider, ...]], ...]
+
+    def samples(self, s: Snapshot) -> list[Sample]:
+        out = []
+        for labels, providers in self.chains:
+            for provider in providers:
+                value = provider.get(s)
+                if value is not None:
+                    out.append((labels, float(value)))
+                    break
+        return out
+
+    def providers(self) -> Iterable[Provider]:
+        for _, providers in self.chains:
+            yield from providers
+
+    def doc(self) -> str:
+        parts = []
+        for labels, providers in self.chains:
+            chain = "; else ".join(f"{p.what} ({p.flavors})" for p in providers)
+            parts.append((f"`{','.join(labels)}`: " if labels else "") + chain)
+        return "<br>".join(parts)
 
 
-def field_of(source: str, attribute: str, what: str, flavors: str) -> Provider:
-    """An attribute of a source's typed value (INNODB_TRX, the REDO file summary)."""
+@dataclass(frozen=True)
+class Derived:
+    """Series whose label values come from the data: ``fn`` returns (label values, value) pairs."""
 
-    def get(s: Snapshot):
-        value = getattr(s, attribute)
-        return None if value is None else getattr(value, what.split(" ")[0])
+    fn: Callable[[Snapshot], list[Sample]]
+    what: str  # for the reference: where it comes from
 
-    return Provider(source, what, flavors, get)
+    def samples(self, s: Snapshot) -> list[Sample]:
+        return self.fn(s)
+
+    def providers(self) -> Iterable[Provider]:
+        return ()
+
+    def doc(self) -> str:
+        return self.what
 
 
 @dataclass(frozen=True)
 class Metric:
-    name: str
-    type: str  # "gauge" or "counter"
-    unit: str
-    help: str
-    labels: tuple[str, ...] = ()
-    # Fixed series: label values -> providers in order of preference.
-    series: tuple[tuple[tuple[str, ...], tuple[Provider, ...]], ...] = ()
-    # Series whose label values come from the data (latches, pools): returns (labels, value) pairs.
-    build: Callable[[Snapshot, int], Iterable[tuple[tuple[str, ...], float]]] | None = None
-    build_doc: str = ""  # for the reference: where a built metric comes from
-    produced_by: str = "model"  # "model", or "exporter" for the exporter's own health metrics
+    family: Family
+    builder: Series | Derived
     headline: bool = False  # part of SPEC.md's contract
+    ceiling: float | None = None  # the largest possible value (ratios)
+
+    @property
+    def name(self) -> str:
+        return self.family.name
+
+    def samples(self, s: Snapshot) -> list[Sample]:
+        """The metric's samples; a value no server can mean (negative, infinite, past the ceiling) is dropped."""
+        return [(labels, v) for labels, v in self.builder.samples(s)
+                if math.isfinite(v) and v >= 0 and (self.ceiling is None or v <= self.ceiling)]
 
 
-def one(*providers: Provider) -> tuple[tuple[tuple[str, ...], tuple[Provider, ...]], ...]:
-    return (((), providers),)
+def one(*providers: Provider) -> Series:
+    return Series((((), providers),))
+
+
+def by(**chains: tuple[Provider, ...] | Provider) -> Series:
+    """One series per label value: ``by(free=(p1, p2), data=p3)``."""
+    return Series(tuple(((value,), chain if isinstance(chain, tuple) else (chain,))
+                        for value, chain in chains.items()))
+
+
+def gauge(name, unit, help_, builder, labels=(), **kw) -> Metric:
+    return Metric(Family(name, "gauge", unit, help_, labels), builder, **kw)
+
+
+def counter_metric(name, unit, help_, builder, labels=(), **kw) -> Metric:
+    return Metric(Family(name, "counter", unit, help_, labels), builder, **kw)
 
 
 ALL_FLAVORS = "all"
@@ -157,111 +207,80 @@ MARIADB = "MariaDB 10.5+"
 MARIADB_PERCONA = "MariaDB 10.5+, Percona Server"
 MYSQL_8030 = "MySQL 8.0.30+ (8.4, 9.x)"
 OFF = "; off by default"
+NO_SYNC_ARRAY = "MySQL, MariaDB before 10.6"
+CHANGE_BUFFER = "MySQL, MariaDB before 11.0"
 
 
-def _lsn(fn):
-    return lambda st: fn(st.log)
+# --- data-driven series ---------------------------------------------------------------------------
+
+def _semaphores(s: Snapshot):
+    return s.innodb_status.semaphores if s.innodb_status is not None else None
 
 
-def _top(pairs: list[tuple[tuple[str, ...], float]], top: int, rank: list[float], width: int):
-    """Keep the top N series by rank (a cumulative value, so membership is stable) and sum the rest."""
-    order = sorted(range(len(pairs)), key=lambda i: (-rank[i], pairs[i][0]))
-    kept = [pairs[i] for i in order[:top]]
-    rest = [pairs[i][1] for i in order[top:]]
-    if rest:
-        kept.append(((OTHER,) * width, sum(rest)))
-    return kept
-
-
-def _semaphore_waiting(s: Snapshot, top: int):
-    if s.innodb_status is None or s.innodb_status.semaphores is None:
+def _semaphore_waiting(s: Snapshot) -> list[Sample]:
+    sem = _semaphores(s)
+    if sem is None:
         return []
     counts: dict[str, int] = {}
-    for wait in s.innodb_status.semaphores.waits:
+    for wait in sem.waits:
         counts[wait.latch] = counts.get(wait.latch, 0) + 1
-    pairs = [((latch,), float(n)) for latch, n in counts.items()]
-    return _top(pairs, top, [v for _, v in pairs], 1)
+    return [((latch,), float(n)) for latch, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-def _semaphore_longest(s: Snapshot, top: int):
-    if s.innodb_status is None or s.innodb_status.semaphores is None:
-        return []
-    waits = s.innodb_status.semaphores.waits
-    return [((), max((w.seconds for w in waits), default=0.0))]
-
-
-def _latch_series(attribute: str):
-    def build(s: Snapshot, top: int):
-        if s.latches is None:
-            return []
-        latches = [l for l in s.latches if l.waits > 0]
-        pairs = [((l.kind, l.name), float(getattr(l, attribute))) for l in latches]
-        return _top(pairs, top, [l.seconds for l in latches], 2)
-
-    return build
-
-
-def _mutex_waits(s: Snapshot, top: int):
-    if s.mutexes is None:
-        return []
-    stats = [m for m in s.mutexes.latches if m.waits is not None]
-    pairs = [((m.name,), float(m.waits)) for m in stats]
-    return _top(pairs, top, [v for _, v in pairs], 1)
+def _semaphore_longest(s: Snapshot) -> list[Sample]:
+    sem = _semaphores(s)
+    return [] if sem is None else [((), max((w.seconds for w in sem.waits), default=0.0))]
 
 
 def _spin(attribute: str):
-    def build(s: Snapshot, top: int):
-        if s.innodb_status is None or s.innodb_status.semaphores is None:
+    def build(s: Snapshot) -> list[Sample]:
+        sem = _semaphores(s)
+        if sem is None:
             return []
-        return [((mode,), float(getattr(st, attribute)))
-                for mode, st in s.innodb_status.semaphores.spin.items() if getattr(st, attribute) is not None]
+        return [((mode,), float(getattr(stats, attribute))) for mode, stats in sem.spin.items()
+                if getattr(stats, attribute) is not None]
 
     return build
 
 
-def _instance_pages(s: Snapshot, top: int):
-    if s.innodb_status is None:
+def _latch_waits(s: Snapshot) -> list[Sample]:
+    return [((latch.kind, latch.name), float(latch.waits)) for latch in s.latches or () if latch.enabled]
+
+
+def _latch_seconds(s: Snapshot) -> list[Sample]:
+    return [((latch.kind, latch.name), latch.seconds) for latch in s.latches or () if latch.enabled and latch.timed]
+
+
+def _mutex_waits(s: Snapshot) -> list[Sample]:
+    if s.mutexes is None:
         return []
-    out = []
-    for pool, bp in sorted(s.innodb_status.buffer_pool_instances.items()):
-        for state, value in (("total", bp.size), ("free", bp.free), ("data", bp.database_pages),
-                             ("dirty", bp.modified_pages)):
-            if value is not None:
-                out.append(((str(pool), state), float(value)))
-    return out
+    return [((m.name,), float(m.waits)) for m in sorted(s.mutexes.latches, key=lambda m: m.name)
+            if m.waits is not None]
 
 
-def _instance_pending_writes(s: Snapshot, top: int):
-    if s.innodb_status is None:
-        return []
-    out = []
-    for pool, bp in sorted(s.innodb_status.buffer_pool_instances.items()):
-        for kind, value in (("lru", bp.pending_writes_lru), ("flush_list", bp.pending_writes_flush_list),
-                            ("single_page", bp.pending_writes_single_page)):
-            if value is not None:
-                out.append(((str(pool), kind), float(value)))
-    return out
+def _instances(s: Snapshot):
+    return sorted(s.innodb_status.buffer_pool_instances.items()) if s.innodb_status is not None else []
 
 
-def _instance_pending_reads(s: Snapshot, top: int):
-    if s.innodb_status is None:
-        return []
-    return [((str(pool),), float(bp.pending_reads))
-            for pool, bp in sorted(s.innodb_status.buffer_pool_instances.items()) if bp.pending_reads is not None]
+def _instance_fields(fields: tuple[tuple[str, str], ...]):
+    def build(s: Snapshot) -> list[Sample]:
+        return [((str(pool), label), float(getattr(bp, attribute)))
+                for pool, bp in _instances(s) for label, attribute in fields if getattr(bp, attribute) is not None]
+
+    return build
 
 
-def _change_buffer_operations(s: Snapshot, top: int):
-    ib = s.innodb_status.insert_buffer if s.innodb_status else None
+def _instance_pending_reads(s: Snapshot) -> list[Sample]:
+    return [((str(pool),), float(bp.pending_reads)) for pool, bp in _instances(s) if bp.pending_reads is not None]
+
+
+def _change_buffer_operations(s: Snapshot) -> list[Sample]:
+    ib = s.innodb_status.insert_buffer if s.innodb_status is not None else None
     if ib is None:
         return []
     return [((action, operation), float(value))
             for action, counts in (("merged", ib.merged), ("discarded", ib.discarded))
             for operation, value in counts.items()]
-
-
-def _pool_misc(st: InnodbStatus):
-    bp = st.buffer_pool
-    return bp.size - bp.free - bp.database_pages
 
 
 def _purge_delay_mariadb(s: Snapshot):
@@ -279,372 +298,333 @@ def _purge_delay_mariadb(s: Snapshot):
 
 
 PURGE_DELAY_MARIADB = Provider(
-    "global_variables", "`innodb_max_purge_lag`, `innodb_max_purge_lag_delay` and the history length, by "
+    GlobalVariables.name, "`innodb_max_purge_lag`, `innodb_max_purge_lag_delay` and the history length, by "
     "MariaDB's formula", MARIADB, _purge_delay_mariadb,
     status_names=("Innodb_history_list_length",),
     variable_names=("innodb_max_purge_lag", "innodb_max_purge_lag_delay"))
 
+SEMAPHORE_WAITS = "SEMAPHORES '--Thread … has waited at …' entries"
+INSTANCES = "INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"
+REDO_COMPUTED = "computed from the REDO settings (docs/redo-model.md)"
 
-def _exporter(name, type_, unit, help_, labels=()):
-    return Metric(name, type_, unit, help_, labels, produced_by="exporter", headline=True)
+
+def _lsn(field: str, what: str, flavors: str = ALL_FLAVORS) -> Provider:
+    return text("log", (field,), f"LOG '{what}'", flavors)
 
 
-CATALOGUE: tuple[Metric, ...] = (
-    # --- the exporter and the server -----------------------------------------------------------
-    _exporter("innodb_up", "gauge", "", "1 when the server answered the core source (SHOW GLOBAL STATUS) in this scrape."),
-    _exporter("innodb_exporter_source_up", "gauge", "",
-              "1 when the source was read in this scrape, 0 when it failed or the server cannot answer it.", ("source",)),
-    _exporter("innodb_exporter_source_duration_seconds", "gauge", "seconds",
-              "Time spent reading the source in this scrape.", ("source",)),
-    Metric("innodb_exporter_source_errors_total", "counter", "",
-           "Failed reads of the source since the exporter started (missing privilege, lost connection, timeout).",
-           ("source",), produced_by="exporter"),
-    Metric("innodb_exporter_parse_errors_total", "counter", "",
-           "Problems met parsing the source's output since the exporter started (garbled or truncated text).",
-           ("source",), produced_by="exporter"),
-    Metric("innodb_exporter_counter_disabled", "gauge", "",
-           "1 for each INNODB_METRICS counter this exporter uses that is disabled on the server "
-           "(enable with SET GLOBAL innodb_monitor_enable, or the --innodb_metrics.enable flag).",
-           ("counter",), produced_by="exporter"),
-    _exporter("innodb_server_info", "gauge", "", "1, labelled with the server's flavour and version.",
-              ("flavor", "version")),
+def _pool(field: str, what: str, flavors: str = ALL_FLAVORS) -> Provider:
+    return text("buffer_pool", (field,), f"BUFFER POOL '{what}'", flavors)
 
+
+def _minus(a, b):
+    return a - b
+
+
+METRICS: tuple[Metric, ...] = (
     # --- REDO and checkpoint age ---------------------------------------------------------------
-    Metric("innodb_checkpoint_age_bytes", "gauge", "bytes",
-           "Current LSN minus the last checkpoint LSN: REDO that crash recovery would have to apply.",
-           series=one(
-               status("Innodb_checkpoint_age", MARIADB_PERCONA),
-               status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
-               text("LOG 'Checkpoint age'", "Percona Server, XtraDB", _lsn(lambda l: l.checkpoint_age)),
-               text("LOG 'Log sequence number' − 'Last checkpoint at'", ALL_FLAVORS,
-                    _lsn(lambda l: l.lsn - l.last_checkpoint_lsn)),
-               counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF),
-           ), headline=True),
-    Metric("innodb_checkpoint_age_max_bytes", "gauge", "bytes",
-           "The server's hard limit for checkpoint age: above it InnoDB flushes synchronously and writers wait.",
-           series=one(
-               status("Innodb_checkpoint_max_age", MARIADB_PERCONA),
-               text("LOG 'Max checkpoint age'", "Percona Server, XtraDB", _lsn(lambda l: l.max_checkpoint_age)),
-               computed("computed from the REDO settings (docs/redo-model.md)", "MySQL 5.7+, MariaDB 10.0+",
-                        lambda lim: lim.max_checkpoint_age),
-           ), headline=True),
-    Metric("innodb_checkpoint_age_async_bytes", "gauge", "bytes",
-           "Age at which adaptive flushing turns aggressive (async preflush point, max_modified_age_async).",
-           series=one(
-               counter("log_max_modified_age_async", ALL_FLAVORS + OFF),
-               computed("computed from the REDO settings (docs/redo-model.md)", "MySQL 5.7+, MariaDB 10.0+",
-                        lambda lim: lim.async_age),
-           ), headline=True),
-    Metric("innodb_checkpoint_age_sync_bytes", "gauge", "bytes",
-           "Age at which InnoDB flushes synchronously (max_modified_age_sync). On MariaDB 10.5+ that is the max "
-           "checkpoint age, where it flushes furiously.",
-           series=one(
-               counter("log_max_modified_age_sync", "MySQL" + OFF),
-               computed("computed from the REDO settings (docs/redo-model.md)",
-                        "MySQL 5.7+, MariaDB 10.0+ (10.5+: the max checkpoint age)", lambda lim: lim.sync_age),
-           ), headline=True),
-    Metric("innodb_redo_capacity_bytes", "gauge", "bytes",
-           "Total REDO log capacity: innodb_redo_log_capacity, or innodb_log_file_size × innodb_log_files_in_group.",
-           series=one(
-               variable("innodb_redo_log_capacity", MYSQL_8030),
-               variable_product("innodb_log_file_size", "innodb_log_files_in_group",
-                                "MySQL before 8.0.30, MariaDB (one file since 10.5)"),
-           ), headline=True),
-    Metric("innodb_redo_lsn_bytes", "gauge", "bytes", "Current log sequence number (bytes of REDO ever written).",
-           series=one(
-               status("Innodb_lsn_current", MARIADB_PERCONA),
-               status("Innodb_redo_log_current_lsn", MYSQL_8030),
-               text("LOG 'Log sequence number'", ALL_FLAVORS, _lsn(lambda l: l.lsn)),
-               counter("log_lsn_current", ALL_FLAVORS + OFF),
-           ), headline=True),
-    Metric("innodb_redo_flushed_lsn_bytes", "gauge", "bytes", "LSN up to which the REDO log is flushed to disk.",
-           series=one(
-               status("Innodb_lsn_flushed", MARIADB_PERCONA),
-               status("Innodb_redo_log_flushed_to_disk_lsn", MYSQL_8030),
-               text("LOG 'Log flushed up to'", ALL_FLAVORS, _lsn(lambda l: l.flushed_lsn)),
-               counter("log_lsn_last_flush", ALL_FLAVORS + OFF),
-           ), headline=True),
-    Metric("innodb_redo_checkpoint_lsn_bytes", "gauge", "bytes", "LSN of the last checkpoint.",
-           series=one(
-               status("Innodb_lsn_last_checkpoint", MARIADB_PERCONA),
-               status("Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
-               text("LOG 'Last checkpoint at'", ALL_FLAVORS, _lsn(lambda l: l.last_checkpoint_lsn)),
-               counter("log_lsn_last_checkpoint", ALL_FLAVORS + OFF),
-           ), headline=True),
-    Metric("innodb_redo_pages_flushed_lsn_bytes", "gauge", "bytes",
-           "LSN of the oldest page modification not yet flushed ('Pages flushed up to').",
-           series=one(
-               text("LOG 'Pages flushed up to'", ALL_FLAVORS, _lsn(lambda l: l.pages_flushed_lsn)),
-               counter("log_lsn_buf_pool_oldest", "MySQL 5.7, MariaDB" + OFF),
-           )),
-    Metric("innodb_redo_modified_age_bytes", "gauge", "bytes",
-           "Current LSN minus the oldest unflushed modification: the age the async and sync flush points apply to.",
-           series=one(
-               text("LOG 'Modified age'", "Percona Server 5.7, XtraDB", _lsn(lambda l: l.modified_age)),
-               text("LOG 'Log sequence number' − 'Pages flushed up to'", ALL_FLAVORS,
-                    _lsn(lambda l: l.lsn - l.pages_flushed_lsn)),
-           )),
-    Metric("innodb_redo_written_bytes_total", "counter", "bytes", "Bytes written to the REDO log.",
-           series=one(status("Innodb_os_log_written", ALL_FLAVORS),
-                      counter("os_log_bytes_written", ALL_FLAVORS)), headline=True),
-    Metric("innodb_redo_writes_total", "counter", "", "Physical writes to the REDO log.",
-           series=one(status("Innodb_log_writes", ALL_FLAVORS), counter("log_writes", ALL_FLAVORS)), headline=True),
-    Metric("innodb_redo_fsyncs_total", "counter", "",
-           "fsync() calls on the REDO log. MariaDB 10.8+ counts them only inside Innodb_data_fsyncs.",
-           series=one(
-               status("Innodb_os_log_fsyncs", "MySQL, Percona Server, MariaDB before 10.8"),
-               counter("os_log_fsyncs", "MySQL, MariaDB before 10.8"),
-               field_of("perf_schema_redo_file", "redo_file", "fsyncs (COUNT_MISC of innodb_log_file)",
-                        "MySQL with performance_schema"),
-           ), headline=True),
-    Metric("innodb_redo_fsync_seconds_total", "counter", "seconds",
-           "Time spent in REDO fsync: rate(this) / rate(innodb_redo_fsyncs_total) is the average fsync latency.",
-           series=one(
-               field_of("perf_schema_redo_file", "redo_file", "fsync_seconds (SUM_TIMER_MISC of innodb_log_file)",
-                        "MySQL, Percona Server with performance_schema; MariaDB 10.8+ does not instrument its REDO"),
-           ), headline=True),
-    Metric("innodb_redo_fsync_latency_seconds", "gauge", "seconds",
-           "InnoDB's own REDO flush time over its last averaging window: average and maximum per fsync.",
-           ("stat",), series=(
-               (("avg",), (counter("log_flush_avg_time", "MySQL 8.0+" + OFF, 1e6),)),
-               (("max",), (counter("log_flush_max_time", "MySQL 8.0+" + OFF, 1e6),)),
-           ), headline=True),
-    Metric("innodb_redo_log_waits_total", "counter", "", "Waits because the log buffer was too small and had to be flushed.",
-           series=one(status("Innodb_log_waits", ALL_FLAVORS), counter("log_waits", ALL_FLAVORS)), headline=True),
+    gauge("innodb_checkpoint_age_bytes", "bytes",
+          "Current LSN minus the last checkpoint LSN: REDO that crash recovery would have to apply.",
+          one(status("Innodb_checkpoint_age", MARIADB_PERCONA),
+              status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
+              text("log", ("checkpoint_age",), "LOG 'Checkpoint age'", "Percona Server, XtraDB"),
+              text("log", ("lsn", "last_checkpoint_lsn"), "LOG 'Log sequence number' − 'Last checkpoint at'",
+                   ALL_FLAVORS, _minus),
+              counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF)), headline=True),
+    gauge("innodb_checkpoint_age_max_bytes", "bytes",
+          "The server's hard limit for checkpoint age: above it InnoDB flushes synchronously and writers wait.",
+          one(status("Innodb_checkpoint_max_age", MARIADB_PERCONA),
+              text("log", ("max_checkpoint_age",), "LOG 'Max checkpoint age'", "Percona Server, XtraDB"),
+              computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+", "max_checkpoint_age")), headline=True),
+    gauge("innodb_checkpoint_age_async_bytes", "bytes",
+          "Age at which adaptive flushing turns aggressive (async preflush point, max_modified_age_async).",
+          one(counter("log_max_modified_age_async", ALL_FLAVORS + OFF),
+              computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+", "async_age")), headline=True),
+    gauge("innodb_checkpoint_age_sync_bytes", "bytes",
+          "Age at which InnoDB flushes synchronously (max_modified_age_sync). On MariaDB 10.5+ that is the max "
+          "checkpoint age, where it flushes furiously.",
+          one(counter("log_max_modified_age_sync", "MySQL" + OFF),
+              computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+ (10.5+: the max checkpoint age)", "sync_age")),
+          headline=True),
+    gauge("innodb_redo_capacity_bytes", "bytes",
+          "Total REDO log capacity: innodb_redo_log_capacity, or innodb_log_file_size × innodb_log_files_in_group.",
+          one(variable("innodb_redo_log_capacity", MYSQL_8030),
+              variable_product("innodb_log_file_size", "innodb_log_files_in_group",
+                               "MySQL before 8.0.30, MariaDB (one file since 10.5)")), headline=True),
+    gauge("innodb_redo_lsn_bytes", "bytes", "Current log sequence number (bytes of REDO ever written).",
+          one(status("Innodb_lsn_current", MARIADB_PERCONA),
+              status("Innodb_redo_log_current_lsn", MYSQL_8030),
+              _lsn("lsn", "Log sequence number"),
+              counter("log_lsn_current", ALL_FLAVORS + OFF)), headline=True),
+    gauge("innodb_redo_flushed_lsn_bytes", "bytes", "LSN up to which the REDO log is flushed to disk.",
+          one(status("Innodb_lsn_flushed", MARIADB_PERCONA),
+              status("Innodb_redo_log_flushed_to_disk_lsn", MYSQL_8030),
+              _lsn("flushed_lsn", "Log flushed up to"),
+              counter("log_lsn_last_flush", ALL_FLAVORS + OFF)), headline=True),
+    gauge("innodb_redo_checkpoint_lsn_bytes", "bytes", "LSN of the last checkpoint.",
+          one(status("Innodb_lsn_last_checkpoint", MARIADB_PERCONA),
+              status("Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
+              _lsn("last_checkpoint_lsn", "Last checkpoint at"),
+              counter("log_lsn_last_checkpoint", ALL_FLAVORS + OFF)), headline=True),
+    gauge("innodb_redo_pages_flushed_lsn_bytes", "bytes",
+          "LSN of the oldest page modification not yet flushed ('Pages flushed up to').",
+          one(_lsn("pages_flushed_lsn", "Pages flushed up to"),
+              counter("log_lsn_buf_pool_oldest", "MySQL 5.7, MariaDB" + OFF))),
+    gauge("innodb_redo_modified_age_bytes", "bytes",
+          "Current LSN minus the oldest unflushed modification: the age the async and sync flush points apply to.",
+          one(text("log", ("modified_age",), "LOG 'Modified age'", "Percona Server 5.7, XtraDB"),
+              text("log", ("lsn", "pages_flushed_lsn"), "LOG 'Log sequence number' − 'Pages flushed up to'",
+                   ALL_FLAVORS, _minus))),
+    counter_metric("innodb_redo_written_bytes_total", "bytes", "Bytes written to the REDO log.",
+                   one(status("Innodb_os_log_written", ALL_FLAVORS), counter("os_log_bytes_written", ALL_FLAVORS)),
+                   headline=True),
+    counter_metric("innodb_redo_writes_total", "", "Physical writes to the REDO log.",
+                   one(status("Innodb_log_writes", ALL_FLAVORS), counter("log_writes", ALL_FLAVORS)), headline=True),
+    counter_metric("innodb_redo_fsyncs_total", "",
+                   "fsync() calls on the REDO log. MariaDB 10.8+ counts them only inside Innodb_data_fsyncs.",
+                   one(status("Innodb_os_log_fsyncs", "MySQL, Percona Server, MariaDB before 10.8"),
+                       counter("os_log_fsyncs", "MySQL, MariaDB before 10.8"),
+                       value_of(PerfSchemaRedoFile, "fsyncs", "COUNT_MISC of innodb_log_file",
+                                "MySQL with performance_schema")), headline=True),
+    counter_metric("innodb_redo_fsync_seconds_total", "seconds",
+                   "Time spent in REDO fsync: rate(this) / rate(innodb_redo_fsyncs_total) is the average fsync latency.",
+                   one(value_of(PerfSchemaRedoFile, "fsync_seconds", "SUM_TIMER_MISC of innodb_log_file",
+                                "MySQL, Percona Server with performance_schema; MariaDB 10.8+ does not instrument "
+                                "its REDO")), headline=True),
+    gauge("innodb_redo_fsync_latency_seconds", "seconds",
+          "InnoDB's own REDO flush time over its last averaging window: average and maximum per fsync.",
+          by(avg=counter("log_flush_avg_time", "MySQL 8.0+" + OFF, 1e6),
+             max=counter("log_flush_max_time", "MySQL 8.0+" + OFF, 1e6)), ("stat",), headline=True),
+    counter_metric("innodb_redo_log_waits_total", "", "Waits because the log buffer was too small and had to be flushed.",
+                   one(status("Innodb_log_waits", ALL_FLAVORS), counter("log_waits", ALL_FLAVORS)), headline=True),
 
     # --- flushing ------------------------------------------------------------------------------
-    Metric("innodb_buffer_pool_pages_flushed_total", "counter", "", "Pages flushed from the buffer pool, all kinds.",
-           series=one(status("Innodb_buffer_pool_pages_flushed", ALL_FLAVORS)), headline=True),
-    Metric("innodb_flush_pages_total", "counter", "", "Pages flushed, by kind of flushing.", ("kind",), series=(
-        (("adaptive",), (counter("buffer_flush_adaptive_total_pages", ALL_FLAVORS + OFF),)),
-        (("background",), (counter("buffer_flush_background_total_pages", ALL_FLAVORS + OFF),)),
-        (("sync",), (counter("buffer_flush_sync_total_pages", ALL_FLAVORS + OFF),)),
-        (("lru",), (status("Innodb_buffer_pool_pages_LRU_flushed", MARIADB),
-                    counter("buffer_LRU_batch_flush_total_pages", "MySQL" + OFF + "; MariaDB 10.6+ on"))),
-        (("neighbor",), (counter("buffer_flush_neighbor_total_pages", ALL_FLAVORS + OFF),)),
+    counter_metric("innodb_buffer_pool_pages_flushed_total", "", "Pages flushed from the buffer pool, all kinds.",
+                   one(status("Innodb_buffer_pool_pages_flushed", ALL_FLAVORS)), headline=True),
+    counter_metric("innodb_flush_pages_total", "", "Pages flushed, by kind of flushing.", by(
+        adaptive=counter("buffer_flush_adaptive_total_pages", ALL_FLAVORS + OFF),
+        background=counter("buffer_flush_background_total_pages", ALL_FLAVORS + OFF),
+        sync=counter("buffer_flush_sync_total_pages", ALL_FLAVORS + OFF),
+        lru=(status("Innodb_buffer_pool_pages_LRU_flushed", MARIADB),
+             counter("buffer_LRU_batch_flush_total_pages", "MySQL" + OFF + "; MariaDB 10.6+ on")),
+        neighbor=counter("buffer_flush_neighbor_total_pages", ALL_FLAVORS + OFF),
         # Each single page flush call flushes at most one page, from a user thread.
-        (("single_page",), (counter("buffer_LRU_single_flush_num_scan", "MySQL" + OFF),)),
-    ), headline=True),
-    Metric("innodb_flush_target_pages", "gauge", "",
-           "Pages adaptive flushing was asked to flush in its last iteration: all requested, and those for REDO age.",
-           ("reason",), series=(
-               (("requested",), (counter("buffer_flush_n_to_flush_requested", ALL_FLAVORS + OFF),)),
-               (("by_age",), (counter("buffer_flush_n_to_flush_by_age", ALL_FLAVORS + OFF),)),
-           ), headline=True),
-    Metric("innodb_flush_io_capacity_ratio", "gauge", "",
-           "Share of innodb_io_capacity adaptive flushing asks for, because of dirty pages or REDO age "
-           "(buffer_flush_pct_for_dirty / _lsn ÷ 100; can exceed 1). On MariaDB 'dirty_pages' is the larger of both.",
-           ("reason",), series=(
-               (("dirty_pages",), (counter("buffer_flush_pct_for_dirty", ALL_FLAVORS + OFF, 100),)),
-               (("redo",), (counter("buffer_flush_pct_for_lsn", ALL_FLAVORS + OFF, 100),)),
-           )),
-    Metric("innodb_flush_avg_seconds", "gauge", "seconds",
-           "Average time of one flushing pass over InnoDB's last averaging window (innodb_flushing_avg_loops); "
-           "healthy below 1 s.", ("kind",), series=(
-               (("page_cleaner",), (counter("buffer_flush_avg_time", "MySQL" + OFF, 1e3),)),
-               (("adaptive",), (counter("buffer_flush_adaptive_avg_time_est", "MySQL" + OFF, 1e3),
-                                counter("buffer_flush_adaptive_avg_time", "MariaDB" + OFF, 1e3))),
-               (("lru",), (counter("buffer_LRU_batch_flush_avg_time_est", "MySQL" + OFF, 1e3),)),
-           )),
-    Metric("innodb_flush_sync_waits_total", "counter", "",
-           "Times a thread waited for a synchronous flush to free REDO space (buffer_flush_sync_waits).",
-           series=one(counter("buffer_flush_sync_waits", ALL_FLAVORS + OFF))),
+        single_page=counter("buffer_LRU_single_flush_num_scan", "MySQL" + OFF),
+    ), ("kind",), headline=True),
+    gauge("innodb_flush_target_pages", "",
+          "Pages adaptive flushing was asked to flush in its last iteration: all requested, and those for REDO age.",
+          by(requested=counter("buffer_flush_n_to_flush_requested", ALL_FLAVORS + OFF),
+             by_age=counter("buffer_flush_n_to_flush_by_age", ALL_FLAVORS + OFF)), ("reason",), headline=True),
+    gauge("innodb_flush_io_capacity_ratio", "",
+          "Share of innodb_io_capacity adaptive flushing asks for, because of dirty pages or REDO age "
+          "(buffer_flush_pct_for_dirty / _lsn ÷ 100; can exceed 1). On MariaDB 'dirty_pages' is the larger of both.",
+          by(dirty_pages=counter("buffer_flush_pct_for_dirty", ALL_FLAVORS + OFF, 100),
+             redo=counter("buffer_flush_pct_for_lsn", ALL_FLAVORS + OFF, 100)), ("reason",)),
+    gauge("innodb_flush_avg_seconds", "seconds",
+          "Average time of one flushing pass over InnoDB's last averaging window (innodb_flushing_avg_loops); "
+          "healthy below 1 s.",
+          by(page_cleaner=counter("buffer_flush_avg_time", "MySQL" + OFF, 1e3),
+             adaptive=(counter("buffer_flush_adaptive_avg_time_est", "MySQL" + OFF, 1e3),
+                       counter("buffer_flush_adaptive_avg_time", "MariaDB" + OFF, 1e3)),
+             lru=counter("buffer_LRU_batch_flush_avg_time_est", "MySQL" + OFF, 1e3)), ("kind",)),
+    counter_metric("innodb_flush_sync_waits_total", "",
+                   "Times a thread waited for a synchronous flush to free REDO space (buffer_flush_sync_waits).",
+                   one(counter("buffer_flush_sync_waits", ALL_FLAVORS + OFF))),
 
     # --- free pages and LRU --------------------------------------------------------------------
-    Metric("innodb_free_page_waits_total", "counter", "",
-           "Rounds in which a user thread found no free page and had to wait or retry (Innodb_buffer_pool_wait_free).",
-           series=one(status("Innodb_buffer_pool_wait_free", ALL_FLAVORS),
-                      counter("buffer_pool_wait_free", ALL_FLAVORS)), headline=True),
-    Metric("innodb_lru_get_free_search_total", "counter", "", "Requests for a free page (buffer_LRU_get_free_search).",
-           series=one(counter("buffer_LRU_get_free_search", ALL_FLAVORS + OFF)), headline=True),
-    Metric("innodb_lru_get_free_loops_total", "counter", "",
-           "Retries of a free page request because the free list was empty (buffer_LRU_get_free_loops).",
-           series=one(counter("buffer_LRU_get_free_loops", ALL_FLAVORS + OFF)), headline=True),
-    Metric("innodb_lru_get_free_waits_total", "counter", "",
-           "Free page requests that slept waiting for a free page (buffer_LRU_get_free_waits).",
-           series=one(counter("buffer_LRU_get_free_waits", "MySQL, MariaDB before 10.11" + OFF)), headline=True),
-    Metric("innodb_buffer_pool_pages", "gauge", "", "Buffer pool pages by state (dirty pages are part of data).",
-           ("state",), series=tuple(
-               ((state,), (status(f"Innodb_buffer_pool_pages_{state}", ALL_FLAVORS), fallback))
-               for state, fallback in (
-                   ("free", text("BUFFER POOL 'Free buffers'", ALL_FLAVORS, lambda st: st.buffer_pool.free)),
-                   ("data", text("BUFFER POOL 'Database pages'", ALL_FLAVORS, lambda st: st.buffer_pool.database_pages)),
-                   ("dirty", text("BUFFER POOL 'Modified db pages'", ALL_FLAVORS, lambda st: st.buffer_pool.modified_pages)),
-                   ("misc", text("BUFFER POOL size − free − data", ALL_FLAVORS, _pool_misc)),
-                   ("total", text("BUFFER POOL 'Buffer pool size'", ALL_FLAVORS, lambda st: st.buffer_pool.size)),
-               )), headline=True),
-    Metric("innodb_buffer_pool_pending_reads", "gauge", "", "Buffer pool reads waiting for I/O ('Pending reads').",
-           series=one(text("BUFFER POOL 'Pending reads'", ALL_FLAVORS, lambda st: st.buffer_pool.pending_reads)),
-           headline=True),
-    Metric("innodb_buffer_pool_pending_writes", "gauge", "", "Buffer pool writes waiting for I/O, by kind ('Pending writes').",
-           ("kind",), series=(
-               (("lru",), (text("BUFFER POOL 'Pending writes: LRU'", ALL_FLAVORS,
-                                lambda st: st.buffer_pool.pending_writes_lru),)),
-               (("flush_list",), (text("BUFFER POOL 'Pending writes: flush list'", ALL_FLAVORS,
-                                       lambda st: st.buffer_pool.pending_writes_flush_list),)),
-               (("single_page",), (text("BUFFER POOL 'Pending writes: single page'", "MySQL, MariaDB before 10.5",
-                                        lambda st: st.buffer_pool.pending_writes_single_page),)),
-           ), headline=True),
-    Metric("innodb_buffer_pool_hit_ratio", "gauge", "",
-           "Buffer pool hit rate since the previous status printout ('Buffer pool hit rate N / 1000').",
-           series=one(text("BUFFER POOL 'Buffer pool hit rate'", ALL_FLAVORS, lambda st: st.buffer_pool.hit_rate))),
-    Metric("innodb_buffer_pool_instance_pages", "gauge", "", "Pages by state in each buffer pool instance.",
-           ("pool", "state"), build=_instance_pages, build_doc="INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"),
-    Metric("innodb_buffer_pool_instance_pending_reads", "gauge", "", "Pending reads in each buffer pool instance.",
-           ("pool",), build=_instance_pending_reads, build_doc="INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"),
-    Metric("innodb_buffer_pool_instance_pending_writes", "gauge", "", "Pending writes in each buffer pool instance.",
-           ("pool", "kind"), build=_instance_pending_writes, build_doc="INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"),
+    counter_metric("innodb_free_page_waits_total", "",
+                   "Rounds in which a user thread found no free page and had to wait or retry "
+                   "(Innodb_buffer_pool_wait_free).",
+                   one(status("Innodb_buffer_pool_wait_free", ALL_FLAVORS), counter("buffer_pool_wait_free", ALL_FLAVORS)),
+                   headline=True),
+    counter_metric("innodb_lru_get_free_search_total", "", "Requests for a free page (buffer_LRU_get_free_search).",
+                   one(counter("buffer_LRU_get_free_search", ALL_FLAVORS + OFF)), headline=True),
+    counter_metric("innodb_lru_get_free_loops_total", "",
+                   "Retries of a free page request because the free list was empty (buffer_LRU_get_free_loops).",
+                   one(counter("buffer_LRU_get_free_loops", ALL_FLAVORS + OFF)), headline=True),
+    counter_metric("innodb_lru_get_free_waits_total", "",
+                   "Free page requests that slept waiting for a free page (buffer_LRU_get_free_waits).",
+                   one(counter("buffer_LRU_get_free_waits", "MySQL, MariaDB before 10.11" + OFF)), headline=True),
+    gauge("innodb_buffer_pool_pages", "", "Buffer pool pages by state (dirty pages are part of data).", by(
+        free=(status("Innodb_buffer_pool_pages_free", ALL_FLAVORS), _pool("free", "Free buffers")),
+        data=(status("Innodb_buffer_pool_pages_data", ALL_FLAVORS), _pool("database_pages", "Database pages")),
+        dirty=(status("Innodb_buffer_pool_pages_dirty", ALL_FLAVORS), _pool("modified_pages", "Modified db pages")),
+        misc=(status("Innodb_buffer_pool_pages_misc", ALL_FLAVORS),
+              text("buffer_pool", ("size", "free", "database_pages"), "BUFFER POOL size − free − data", ALL_FLAVORS,
+                   lambda size, free, data: size - free - data)),
+        total=(status("Innodb_buffer_pool_pages_total", ALL_FLAVORS), _pool("size", "Buffer pool size")),
+    ), ("state",), headline=True),
+    gauge("innodb_buffer_pool_pending_reads", "", "Buffer pool reads waiting for I/O ('Pending reads').",
+          one(_pool("pending_reads", "Pending reads")), headline=True),
+    gauge("innodb_buffer_pool_pending_writes", "", "Buffer pool writes waiting for I/O, by kind ('Pending writes').",
+          by(lru=_pool("pending_writes_lru", "Pending writes: LRU"),
+             flush_list=_pool("pending_writes_flush_list", "Pending writes: flush list"),
+             single_page=_pool("pending_writes_single_page", "Pending writes: single page",
+                               "MySQL, MariaDB before 10.5")), ("kind",), headline=True),
+    gauge("innodb_buffer_pool_hit_ratio", "",
+          "Buffer pool hit rate since the previous status printout ('Buffer pool hit rate N / 1000').",
+          one(_pool("hit_rate", "Buffer pool hit rate")), ceiling=1.0),
+    gauge("innodb_buffer_pool_instance_pages", "", "Pages by state in each buffer pool instance.",
+          Derived(_instance_fields((("total", "size"), ("free", "free"), ("data", "database_pages"),
+                                    ("dirty", "modified_pages"))), INSTANCES), ("pool", "state")),
+    gauge("innodb_buffer_pool_instance_pending_reads", "", "Pending reads in each buffer pool instance.",
+          Derived(_instance_pending_reads, INSTANCES), ("pool",)),
+    gauge("innodb_buffer_pool_instance_pending_writes", "", "Pending writes in each buffer pool instance.",
+          Derived(_instance_fields((("lru", "pending_writes_lru"), ("flush_list", "pending_writes_flush_list"),
+                                    ("single_page", "pending_writes_single_page"))), INSTANCES), ("pool", "kind")),
 
     # --- purge and transactions ----------------------------------------------------------------
-    Metric("innodb_history_list_length", "gauge", "",
-           "Undo log records not yet purged (purge lag). Should not grow constantly.",
-           series=one(
-               status("Innodb_history_list_length", MARIADB_PERCONA),
-               counter("trx_rseg_history_len", ALL_FLAVORS),
-               text("TRANSACTIONS 'History list length'", ALL_FLAVORS,
-                    lambda st: st.transactions.history_list_length),
-           ), headline=True),
-    Metric("innodb_purge_lag_transactions", "gauge", "",
-           "Transaction id counter minus the id purge is done for: transactions whose undo is not purged yet.",
-           series=one(text("TRANSACTIONS 'Trx id counter' − 'Purge done for'", ALL_FLAVORS,
-                           lambda st: st.transactions.trx_id_counter - st.transactions.purge_done_for)), headline=True),
-    Metric("innodb_purge_dml_delay_seconds", "gauge", "seconds",
-           "Current delay imposed on each DML row operation because of purge lag (innodb_max_purge_lag).",
-           series=one(
-               PURGE_DELAY_MARIADB,
-               counter("purge_dml_delay_usec", "MySQL" + OFF + "; stale while innodb_max_purge_lag is 0 before 9.x",
-                       1e6),
-           ), headline=True),
-    Metric("innodb_purge_undo_log_pages_total", "counter", "", "Undo log pages purged (purge progress).",
-           series=one(counter("purge_undo_log_pages", ALL_FLAVORS + OFF)), headline=True),
-    Metric("innodb_active_transactions", "gauge", "", "Transactions open in InnoDB now.",
-           series=one(field_of("innodb_trx", "trx", "active (COUNT(*))", ALL_FLAVORS),
-                      text("TRANSACTIONS: ---TRANSACTION entries that are ACTIVE", ALL_FLAVORS,
-                           lambda st: st.transactions.active)), headline=True),
-    Metric("innodb_oldest_transaction_seconds", "gauge", "seconds",
-           "Age of the oldest open transaction: what holds purge back.",
-           series=one(field_of("innodb_trx", "trx", "oldest_seconds (MAX(NOW() − trx_started))", ALL_FLAVORS),
-                      text("TRANSACTIONS: largest 'ACTIVE N sec'", ALL_FLAVORS,
-                           lambda st: st.transactions.oldest_active_seconds)), headline=True),
-    Metric("innodb_lock_waiting_transactions", "gauge", "", "Transactions waiting for a row lock now.",
-           series=one(field_of("innodb_trx", "trx", "lock_waits (trx_state = 'LOCK WAIT')", ALL_FLAVORS),
-                      text("TRANSACTIONS: 'LOCK WAIT' entries", ALL_FLAVORS, lambda st: st.transactions.lock_waits))),
+    gauge("innodb_history_list_length", "", "Undo log records not yet purged (purge lag). Should not grow constantly.",
+          one(status("Innodb_history_list_length", MARIADB_PERCONA),
+              counter("trx_rseg_history_len", ALL_FLAVORS),
+              text("transactions", ("history_list_length",), "TRANSACTIONS 'History list length'", ALL_FLAVORS)),
+          headline=True),
+    gauge("innodb_purge_lag_transactions", "",
+          "Transaction id counter minus the id purge is done for: transactions whose undo is not purged yet.",
+          one(text("transactions", ("trx_id_counter", "purge_done_for"),
+                   "TRANSACTIONS 'Trx id counter' − 'Purge done for'", ALL_FLAVORS, _minus)), headline=True),
+    gauge("innodb_purge_dml_delay_seconds", "seconds",
+          "Current delay imposed on each DML row operation because of purge lag (innodb_max_purge_lag).",
+          one(PURGE_DELAY_MARIADB,
+              counter("purge_dml_delay_usec", "MySQL" + OFF + "; stale while innodb_max_purge_lag is 0 before 9.x", 1e6)),
+          headline=True),
+    counter_metric("innodb_purge_undo_log_pages_total", "", "Undo log pages purged (purge progress).",
+                   one(counter("purge_undo_log_pages", ALL_FLAVORS + OFF)), headline=True),
+    gauge("innodb_active_transactions", "", "Transactions open in InnoDB now.",
+          one(value_of(InnodbTrx, "active", "COUNT(*)", ALL_FLAVORS),
+              text("transactions", ("active",), "TRANSACTIONS: ---TRANSACTION entries that are ACTIVE", ALL_FLAVORS)),
+          headline=True),
+    gauge("innodb_oldest_transaction_seconds", "seconds", "Age of the oldest open transaction: what holds purge back.",
+          one(value_of(InnodbTrx, "oldest_seconds", "MAX(NOW() − trx_started)", ALL_FLAVORS),
+              text("transactions", ("oldest_active_seconds",), "TRANSACTIONS: largest 'ACTIVE N sec'", ALL_FLAVORS)),
+          headline=True),
+    gauge("innodb_lock_waiting_transactions", "", "Transactions waiting for a row lock now.",
+          one(value_of(InnodbTrx, "lock_waits", "trx_state = 'LOCK WAIT'", ALL_FLAVORS),
+              text("transactions", ("lock_waits",), "TRANSACTIONS: 'LOCK WAIT' entries", ALL_FLAVORS))),
 
     # --- contention ----------------------------------------------------------------------------
-    Metric("innodb_semaphore_waiting_threads", "gauge", "",
-           "Threads waiting for a latch now, per latch: its name where the server prints one, else where it was "
-           "created (file:line); top N plus 'other'.", ("latch",), build=_semaphore_waiting,
-           build_doc="SEMAPHORES '--Thread … has waited at …' entries", headline=True),
-    Metric("innodb_semaphore_longest_wait_seconds", "gauge", "seconds",
-           "Longest current semaphore wait (InnoDB aborts the server when one reaches 600 s).",
-           build=_semaphore_longest, build_doc="SEMAPHORES '… for N seconds the semaphore'", headline=True),
-    Metric("innodb_semaphore_os_wait_reservations_total", "counter", "", "OS wait array reservations (SEMAPHORES).",
-           series=one(text("SEMAPHORES 'reservation count'", "MySQL, MariaDB before 10.6",
-                           lambda st: st.semaphores.reservation_count))),
-    Metric("innodb_semaphore_os_wait_signals_total", "counter", "", "OS wait array signals (SEMAPHORES).",
-           series=one(text("SEMAPHORES 'signal count'", "MySQL, MariaDB before 10.6",
-                           lambda st: st.semaphores.signal_count))),
-    Metric("innodb_semaphore_spin_waits_total", "counter", "", "Spin waits by lock mode (SEMAPHORES).", ("mode",),
-           build=_spin("spins"), build_doc="SEMAPHORES 'RW-shared spins N' lines (MySQL, MariaDB before 10.6)"),
-    Metric("innodb_semaphore_spin_rounds_total", "counter", "", "Spin rounds by lock mode (SEMAPHORES).", ("mode",),
-           build=_spin("rounds"), build_doc="SEMAPHORES 'rounds N' (MySQL, MariaDB before 10.6)"),
-    Metric("innodb_semaphore_os_waits_total", "counter", "", "Waits that went to the OS, by lock mode (SEMAPHORES).",
-           ("mode",), build=_spin("os_waits"), build_doc="SEMAPHORES 'OS waits N' (MySQL, MariaDB before 10.6)"),
-    Metric("innodb_latch_waits_total", "counter", "",
-           "performance_schema waits per InnoDB latch instrument; top N by time plus 'other'.", ("kind", "name"),
-           build=_latch_series("waits"),
-           build_doc="events_waits_summary_global_by_event_name COUNT_STAR (instruments wait/synch/%/innodb/%)",
-           headline=True),
-    Metric("innodb_latch_wait_seconds_total", "counter", "seconds",
-           "performance_schema time waited per InnoDB latch instrument; top N by time plus 'other'.", ("kind", "name"),
-           build=_latch_series("seconds"),
-           build_doc="events_waits_summary_global_by_event_name SUM_TIMER_WAIT", headline=True),
-    Metric("innodb_mutex_waits_total", "counter", "",
-           "Waits per latch from SHOW ENGINE INNODB MUTEX ('waits', or 'os_waits' before 5.7); top N plus 'other'.",
-           ("name",), build=_mutex_waits,
-           build_doc="SHOW ENGINE INNODB MUTEX (MySQL, Percona Server; MariaDB 10.6+ returns no rows)", headline=True),
+    gauge("innodb_semaphore_waiting_threads", "",
+          "Threads waiting for a latch now, per latch: its name where the server prints one, else where it was "
+          "created (file:line).", Derived(_semaphore_waiting, SEMAPHORE_WAITS), ("latch",), headline=True),
+    gauge("innodb_semaphore_longest_wait_seconds", "seconds",
+          "Longest current semaphore wait (InnoDB aborts the server when one reaches 600 s).",
+          Derived(_semaphore_longest, "SEMAPHORES '… for N seconds the semaphore'"), headline=True),
+    counter_metric("innodb_semaphore_os_wait_reservations_total", "", "OS wait array reservations (SEMAPHORES).",
+                   one(text("semaphores", ("reservation_count",), "SEMAPHORES 'reservation count'", NO_SYNC_ARRAY))),
+    counter_metric("innodb_semaphore_os_wait_signals_total", "", "OS wait array signals (SEMAPHORES).",
+                   one(text("semaphores", ("signal_count",), "SEMAPHORES 'signal count'", NO_SYNC_ARRAY))),
+    counter_metric("innodb_semaphore_spin_waits_total", "", "Spin waits by lock mode (SEMAPHORES).",
+                   Derived(_spin("spins"), "SEMAPHORES 'RW-shared spins N' lines (MySQL, MariaDB before 10.6)"),
+                   ("mode",)),
+    counter_metric("innodb_semaphore_spin_rounds_total", "", "Spin rounds by lock mode (SEMAPHORES).",
+                   Derived(_spin("rounds"), "SEMAPHORES 'rounds N' (MySQL, MariaDB before 10.6)"), ("mode",)),
+    counter_metric("innodb_semaphore_os_waits_total", "", "Waits that went to the OS, by lock mode (SEMAPHORES).",
+                   Derived(_spin("os_waits"), "SEMAPHORES 'OS waits N' (MySQL, MariaDB before 10.6)"), ("mode",)),
+    counter_metric("innodb_latch_waits_total", "",
+                   "performance_schema waits per InnoDB latch instrument, for every instrument that is enabled.",
+                   Derived(_latch_waits, "events_waits_summary_global_by_event_name COUNT_STAR of the enabled "
+                                         "wait/synch/%/innodb/% instruments"), ("kind", "name"), headline=True),
+    counter_metric("innodb_latch_wait_seconds_total", "seconds",
+                   "performance_schema time waited per InnoDB latch instrument, for every instrument that is timed.",
+                   Derived(_latch_seconds, "events_waits_summary_global_by_event_name SUM_TIMER_WAIT of the enabled "
+                                           "and timed instruments"), ("kind", "name"), headline=True),
+    counter_metric("innodb_mutex_waits_total", "",
+                   "Waits per latch from SHOW ENGINE INNODB MUTEX ('waits', or 'os_waits' before 5.7).",
+                   Derived(_mutex_waits, "SHOW ENGINE INNODB MUTEX (MySQL, Percona Server; MariaDB 10.6+ returns no "
+                                         "rows)"), ("name",), headline=True),
 
     # --- row operations and change buffer ------------------------------------------------------
-    Metric("innodb_queries_inside", "gauge", "", "Queries inside InnoDB (ROW OPERATIONS).",
-           series=one(text("ROW OPERATIONS 'queries inside InnoDB'", "MySQL, MariaDB before 10.6",
-                           lambda st: st.row_operations.queries_inside)), headline=True),
-    Metric("innodb_queries_queued", "gauge", "", "Queries waiting to enter InnoDB (innodb_thread_concurrency).",
-           series=one(text("ROW OPERATIONS 'queries in queue'", "MySQL, MariaDB before 10.6",
-                           lambda st: st.row_operations.queries_queued)), headline=True),
-    Metric("innodb_read_views_open", "gauge", "", "Read views open inside InnoDB.",
-           series=one(text("ROW OPERATIONS 'read views open inside InnoDB'", ALL_FLAVORS,
-                           lambda st: st.row_operations.read_views)), headline=True),
-    Metric("innodb_change_buffer_size_pages", "gauge", "", "Change (insert) buffer size in pages; < 10000 is fine.",
-           series=one(text("INSERT BUFFER 'Ibuf: size'", "MySQL, MariaDB before 11.0",
-                           lambda st: st.insert_buffer.size),
-                      counter("ibuf_size", "MySQL, MariaDB before 11.0")), headline=True),
-    Metric("innodb_change_buffer_free_list_pages", "gauge", "", "Change buffer free list length in pages.",
-           series=one(text("INSERT BUFFER 'free list len'", "MySQL, MariaDB before 11.0",
-                           lambda st: st.insert_buffer.free_list_len))),
-    Metric("innodb_change_buffer_segment_pages", "gauge", "", "Change buffer segment size in pages.",
-           series=one(text("INSERT BUFFER 'seg size'", "MySQL, MariaDB before 11.0",
-                           lambda st: st.insert_buffer.seg_size))),
-    Metric("innodb_change_buffer_merges_total", "counter", "", "Change buffer merges.",
-           series=one(text("INSERT BUFFER 'merges'", "MySQL, MariaDB before 11.0", lambda st: st.insert_buffer.merges))),
-    Metric("innodb_change_buffer_operations_total", "counter", "",
-           "Operations the change buffer merged into pages, or discarded, by kind of operation.",
-           ("action", "operation"), build=_change_buffer_operations,
-           build_doc="INSERT BUFFER 'merged operations' / 'discarded operations' (MySQL, MariaDB before 11.0)"),
+    gauge("innodb_queries_inside", "", "Queries inside InnoDB (ROW OPERATIONS).",
+          one(text("row_operations", ("queries_inside",), "ROW OPERATIONS 'queries inside InnoDB'", NO_SYNC_ARRAY)),
+          headline=True),
+    gauge("innodb_queries_queued", "", "Queries waiting to enter InnoDB (innodb_thread_concurrency).",
+          one(text("row_operations", ("queries_queued",), "ROW OPERATIONS 'queries in queue'", NO_SYNC_ARRAY)),
+          headline=True),
+    gauge("innodb_read_views_open", "", "Read views open inside InnoDB.",
+          one(text("row_operations", ("read_views",), "ROW OPERATIONS 'read views open inside InnoDB'", ALL_FLAVORS)),
+          headline=True),
+    gauge("innodb_change_buffer_size_pages", "", "Change (insert) buffer size in pages; < 10000 is fine.",
+          one(text("insert_buffer", ("size",), "INSERT BUFFER 'Ibuf: size'", CHANGE_BUFFER),
+              counter("ibuf_size", CHANGE_BUFFER)), headline=True),
+    gauge("innodb_change_buffer_free_list_pages", "", "Change buffer free list length in pages.",
+          one(text("insert_buffer", ("free_list_len",), "INSERT BUFFER 'free list len'", CHANGE_BUFFER))),
+    gauge("innodb_change_buffer_segment_pages", "", "Change buffer segment size in pages.",
+          one(text("insert_buffer", ("seg_size",), "INSERT BUFFER 'seg size'", CHANGE_BUFFER))),
+    counter_metric("innodb_change_buffer_merges_total", "", "Change buffer merges.",
+                   one(text("insert_buffer", ("merges",), "INSERT BUFFER 'merges'", CHANGE_BUFFER))),
+    counter_metric("innodb_change_buffer_operations_total", "",
+                   "Operations the change buffer merged into pages, or discarded, by kind of operation.",
+                   Derived(_change_buffer_operations, "INSERT BUFFER 'merged operations' / 'discarded operations' "
+                                                      "(MySQL, MariaDB before 11.0)"), ("action", "operation")),
 
     # --- file I/O (FILE I/O section) -----------------------------------------------------------
-    Metric("innodb_io_pending_aio", "gauge", "", "Asynchronous I/O requests pending, by kind (FILE I/O).", ("kind",),
-           series=tuple(((kind,), (text(f"FILE I/O '{label}'", "MySQL, MariaDB before 10.5", fn),))
-                        for kind, label, fn in (
-                            ("normal_read", "Pending normal aio reads", lambda st: st.file_io.pending_normal_reads),
-                            ("normal_write", "aio writes", lambda st: st.file_io.pending_normal_writes),
-                            ("ibuf_read", "ibuf aio reads", lambda st: st.file_io.pending_ibuf_reads),
-                            ("log", "log i/o's", lambda st: st.file_io.pending_log_ios),
-                            ("sync", "sync i/o's", lambda st: st.file_io.pending_sync_ios)))),
-    Metric("innodb_io_pending_fsyncs", "gauge", "",
-           "fsyncs pending, for the log and the buffer pool (MySQL), or all of them (MariaDB 10.5+).", ("kind",),
-           series=(
-               (("log",), (text("FILE I/O 'Pending flushes (fsync) log'", "MySQL", lambda st: st.file_io.pending_fsyncs_log),)),
-               (("buffer_pool",), (text("FILE I/O 'buffer pool'", "MySQL", lambda st: st.file_io.pending_fsyncs_buffer_pool),)),
-               (("all",), (text("FILE I/O 'Pending flushes (fsync)'", MARIADB, lambda st: st.file_io.pending_fsyncs),)),
-           )),
-    Metric("innodb_os_file_operations_total", "counter", "", "InnoDB file reads, writes and fsyncs (FILE I/O).",
-           ("operation",), series=(
-               (("read",), (text("FILE I/O 'OS file reads'", ALL_FLAVORS, lambda st: st.file_io.os_reads),)),
-               (("write",), (text("FILE I/O 'OS file writes'", ALL_FLAVORS, lambda st: st.file_io.os_writes),)),
-               (("fsync",), (text("FILE I/O 'OS fsyncs'", ALL_FLAVORS, lambda st: st.file_io.os_fsyncs),)),
-           )),
+    gauge("innodb_io_pending_aio", "", "Asynchronous I/O requests pending, by kind (FILE I/O).", Series(tuple(
+        ((kind,), (text("file_io", (field,), f"FILE I/O '{label}'", "MySQL, MariaDB before 10.5"),))
+        for kind, label, field in (
+            ("normal_read", "Pending normal aio reads", "pending_normal_reads"),
+            ("normal_write", "aio writes", "pending_normal_writes"),
+            ("ibuf_read", "ibuf aio reads", "pending_ibuf_reads"),
+            ("log", "log i/o's", "pending_log_ios"),
+            ("sync", "sync i/o's", "pending_sync_ios")))), ("kind",)),
+    gauge("innodb_io_pending_fsyncs", "",
+          "fsyncs pending, for the log and the buffer pool (MySQL), or all of them (MariaDB 10.5+).",
+          by(log=text("file_io", ("pending_fsyncs_log",), "FILE I/O 'Pending flushes (fsync) log'", "MySQL"),
+             buffer_pool=text("file_io", ("pending_fsyncs_buffer_pool",), "FILE I/O 'buffer pool'", "MySQL"),
+             all=text("file_io", ("pending_fsyncs",), "FILE I/O 'Pending flushes (fsync)'", MARIADB)), ("kind",)),
+    counter_metric("innodb_os_file_operations_total", "", "InnoDB file reads, writes and fsyncs (FILE I/O).",
+                   by(read=text("file_io", ("os_reads",), "FILE I/O 'OS file reads'", ALL_FLAVORS),
+                      write=text("file_io", ("os_writes",), "FILE I/O 'OS file writes'", ALL_FLAVORS),
+                      fsync=text("file_io", ("os_fsyncs",), "FILE I/O 'OS fsyncs'", ALL_FLAVORS)), ("operation",)),
 )
 
-BY_NAME = {m.name: m for m in CATALOGUE}
+BY_NAME = {m.name: m for m in METRICS}
 
 
-def _providers():
-    for metric in CATALOGUE:
-        for _, providers in metric.series:
-            yield from providers
+def _providers() -> Iterable[Provider]:
+    for metric in METRICS:
+        yield from metric.builder.providers()
 
 
 # What the sources must fetch, derived from the table so that it never drifts from it.
 STATUS_NAMES = tuple(sorted({n for p in _providers() for n in p.status_names}))
 VARIABLE_NAMES = tuple(sorted({n for p in _providers() for n in p.variable_names}))
+# The INNODB_METRICS counters the metrics read: what `innodb_monitor_enable` must list (the one list;
+# provisioning/mysql/monitoring.cnf is generated from it).
 NEEDED_COUNTERS = tuple(sorted({n for p in _providers() for n in p.counter_names}))
 
 
-def evaluate(snapshot: Snapshot, top: int = 20) -> list[tuple[Metric, list[tuple[tuple[str, ...], float]]]]:
-    """The model's metrics for one snapshot, each with its (label values, value) samples."""
+def evaluate(snapshot: Snapshot) -> list[tuple[Metric, list[Sample]]]:
+    """The model's metrics for one snapshot, each with its samples; metrics without any are left out."""
     out = []
-    for metric in CATALOGUE:
-        if metric.produced_by != "model":
-            continue
-        samples: list[tuple[tuple[str, ...], float]] = []
-        if metric.build is not None:
-            samples.extend(metric.build(snapshot, top))
-        for labels, providers in metric.series:
-            for provider in providers:
-                value = provider.get(snapshot)
-                if value is not None:
-                    samples.append((labels, float(value)))
-                    break
+    for metric in METRICS:
+        samples = metric.samples(snapshot)
         if samples:
             out.append((metric, samples))
     return out
+
+
+# Why a metric with fixed series has no value, most actionable first (innodb_exporter_metric_absent).
+ABSENT_REASONS = ("monitor_disabled", "source_failed", "source_disabled", "source_unsupported", "not_provided")
+
+
+def absent(snapshot: Snapshot, source_states: dict[str, str], present: set[str]) -> list[tuple[str, str]]:
+    """(metric, reason) for each fixed-series metric not in ``present`` (those with a value in this scrape).
+
+    ``source_states`` maps a source's name to "read", "failed" or "unsupported"; a source not in it is disabled.
+    """
+    out = []
+    for metric in METRICS:
+        if metric.name in present or not isinstance(metric.builder, Series):
+            continue
+        reasons = {_why(p, snapshot, source_states) for p in metric.builder.providers()}
+        out.append((metric.name, min(reasons, key=ABSENT_REASONS.index)))
+    return out
+
+
+def _why(provider: Provider, snapshot: Snapshot, source_states: dict[str, str]) -> str:
+    state = source_states.get(provider.source, "disabled")
+    if state != "read":
+        return {"failed": "source_failed", "unsupported": "source_unsupported"}.get(state, "source_disabled")
+    counters = snapshot.counters or {}
+    if any(name in counters and not counters[name].enabled for name in provider.counter_names):
+        return "monitor_disabled"
+    return "not_provided"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from . import exposition, model
+from . import exposition, health, model
 from .parsers import innodb_status
+from .snapshot import Snapshot
+from .sources import EngineInnodbStatus
 
 # 2026-11-21 06:40:00 0x7f51881c16c0 INNODB MONITOR OUTPUT
-_MONITOR_HEADER_RE = re.compile(r"^(?!END OF ).*INNODB MONITOR OUTPUT\s*$", re.M)
+_MONITOR_HEADER_RE = re.compile(r"^(?!END OF ).*INNODB MONITOR OUTPUT[ \t]*$", re.M)
 
 
 @dataclass
@@ -32,16 +34,20 @@ def split_outputs(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
-def parse_text(text: str, top: int = 20) -> OfflineResult:
-    outputs = split_outputs(text)
+def parse_text(text: str) -> OfflineResult:
+    """A text that may hold several outputs (an error log): cut at their headers, which statement text in
+    one of them can imitate; read texts known to be one output each with parse_texts."""
+    return parse_texts(split_outputs(text))
+
+
+def parse_texts(outputs: list[str]) -> OfflineResult:
+    """The metrics of the last complete output (else the one with the most sections)."""
     parsed = [innodb_status.parse(t) for t in outputs]
     complete = [p for p in parsed if p.complete]
     status = complete[-1] if complete else max(parsed, key=lambda p: p.sections_found)
-    snapshot = model.Snapshot(innodb_status=status)
-    fams = exposition.model_families(snapshot, top)
-    parse_errors = exposition.new_family(model.BY_NAME["innodb_exporter_parse_errors_total"])
-    parse_errors.add_metric(["engine_innodb_status"], float(len(status.problems)))
-    return OfflineResult(status, len(outputs), fams + [parse_errors])
+    fams = [metric.family.build(samples) for metric, samples in model.evaluate(Snapshot(innodb_status=status))]
+    fams.append(health.PARSE_ERRORS.build([((EngineInnodbStatus.name,), float(len(status.problems)))]))
+    return OfflineResult(status, len(outputs), fams)
 
 
 def render(result: OfflineResult, openmetrics: bool = False) -> bytes:

@@ -1,21 +1,27 @@
-"""Generate docs/metrics.md from the catalogue: ``python -m innodb_exporter.reference > docs/metrics.md``.
+"""Files generated from the metric contract, so that none of them is kept by hand:
 
-A test regenerates it and fails on any difference, so the reference always matches the code.
+    python -m innodb_exporter.reference metrics > docs/metrics.md
+    python -m innodb_exporter.reference monitoring-cnf > provisioning/mysql/monitoring.cnf
+
+Tests regenerate both and fail on any difference.
 """
 
 from __future__ import annotations
 
 import sys
 
-from . import model, sources
+from . import availability, health, model
+from .sources import CATALOGUE
 
 HEADER = """# Metrics reference
 
-Generated from `exporters/innodb_exporter/model.py` by `python -m innodb_exporter.reference`; do not edit.
-Every metric the exporter emits is listed here (tests/unit/test_metrics_reference.py checks it).
-Where a metric has several sources, the first that has a value in a scrape wins; "off by default"
-marks INNODB_METRICS counters that need `SET GLOBAL innodb_monitor_enable` (or `--innodb_metrics.enable`).
-Headline metrics (**bold**) are the contract the alerts and dashboards use.
+Generated from `exporters/innodb_exporter/model.py` and `health.py` by
+`python -m innodb_exporter.reference metrics`; do not edit. Every metric the exporter emits is listed here
+(tests/unit/test_metrics_reference.py checks it). Where a metric has several sources, the first that has
+a value in a scrape wins; "off by default" marks INNODB_METRICS counters that need `innodb_monitor_enable`
+(or `--innodb_metrics.enable`). Headline metrics (**bold**) are the contract the alerts and dashboards use.
+A metric with fixed series that has no value in a scrape is named by `innodb_exporter_metric_absent`, with
+the reason.
 
 """
 
@@ -24,48 +30,103 @@ COUNTERS = """
 
 | metric | type | source |
 |---|---|---|
-| `innodb_metrics_<counter>` (`_total` for counters) | counter or gauge | each enabled row of `information_schema.INNODB_METRICS`, help from its `COMMENT`. Rows of TYPE `counter`, `status_counter` and `set_owner` are counters, `value` rows gauges; set members holding the last batch (`*_pages`, `*_per_call`) and the flush averages InnoDB overwrites (`buffer_flush_pct_for_lsn`, `log_flush_avg_time`, …) are gauges too. A gauge whose name would end in `_total`, `_count`, `_sum` or `_bucket` gets `_value` appended, and the name parts `s` and `sec` are spelled out (`shared`, `secondary`) so that they do not read as units. |
+| `innodb_metrics_<counter>` (`_total` for counters) | counter or gauge | each enabled row of `information_schema.INNODB_METRICS`, help from its `COMMENT`. Typed by meaning from the table in `exporters/innodb_exporter/counter_types.py` (a current value is a gauge whatever its TYPE says); a counter the table does not know falls back to its TYPE (`value` rows are gauges). A gauge whose name would end in `_total`, `_count`, `_sum` or `_bucket` gets `_value` appended, and the name parts `s` and `sec` are spelled out (`shared`, `secondary`) so that they do not read as units. |
 """
 
-PROCESS = """
+PROCESS = f"""
 ## The exporter process (on `/metrics` only)
 
 | metric | type | source |
 |---|---|---|
-| `innodb_exporter_build_info{version}` | gauge | the exporter's version |
+| `{health.BUILD_INFO.name}{{version}}` | gauge | {health.BUILD_INFO.help} |
 | `process_*`, `python_*` | | prometheus_client's process, platform and GC collectors |
 """
 
+SWITCHED_OFF = """
+## Turning on what stock servers leave off
 
-def _sources(metric: model.Metric) -> str:
-    if metric.produced_by == "exporter":
-        return "the exporter itself"
-    if metric.build is not None:
-        return metric.build_doc
-    parts = []
-    for labels, providers in metric.series:
-        chain = "; else ".join(f"{p.what} ({p.flavors})" for p in providers)
-        parts.append((f"`{','.join(labels)}`: " if labels else "") + chain)
-    return "<br>".join(parts)
+* **INNODB_METRICS counters**: most are disabled by default. Enable the ones the metrics read in the
+  server's configuration (`provisioning/mysql/monitoring.cnf`, generated from this table, holds the
+  `innodb_monitor_enable` line), at run time with `SET GLOBAL innodb_monitor_enable = 'name'`, or let the
+  exporter do it with `--innodb_metrics.enable` (its user then needs `SUPER` on MariaDB and MySQL 5.7,
+  `SYSTEM_VARIABLES_ADMIN` on MySQL 8+). `innodb_exporter_monitor_disabled{counter}` lists those still off.
+* **Latch instruments** (`innodb_latch_*`): performance_schema must be ON (MariaDB's default is OFF: set
+  `performance_schema = ON`, which needs a restart) and the `wait/synch/%/innodb/%` instruments enabled and
+  timed: in the configuration `performance-schema-instrument = 'wait/synch/%/innodb/%=ON'`, or at run time
+  `UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' WHERE NAME LIKE
+  'wait/synch/%/innodb/%'`. The exporter does not switch them on itself: an opt-in flag for that would need
+  `UPDATE` on `performance_schema.setup_instruments`, which the documented grants do not give.
+  `innodb_exporter_latch_instruments_disabled{kind}` counts those not enabled and timed.
+"""
 
 
-def render() -> str:
+def _row(family, headline: bool, sources: str) -> str:
+    labels = "{" + ",".join(family.labels) + "}" if family.labels else ""
+    name = f"`{family.name}{labels}`"
+    if headline:
+        name = f"**{name}**"
+    help_text = family.help.replace("|", "\\|")
+    return f"| {name} | {family.type} | {family.unit or '-'} | {help_text} | {sources} |"
+
+
+def availability_table() -> str:
+    """The headline metrics each tested server lacks, stock and tuned (availability.py; the live tests hold it)."""
+    columns = [f"{server}/{config}" for server in availability.SERVERS for config in availability.CONFIGS]
+    titles = [f"{availability.SERVERS[c.split('/')[0]]} {c.split('/')[1]}" for c in columns]
+    lines = ["\n## What each server gives\n",
+             "Headline metrics that some server the tests run does not give, with its defaults (stock) and configured as",
+             "below (tuned); every other headline metric is there on all of them. Seen on live servers by",
+             "tests/integration/test_exporter_live.py, which fails when the exporter disagrees with this table. A cell",
+             "names the reason, as `innodb_exporter_metric_absent{reason}` does; \"when waited\" marks series that exist",
+             "only once threads have waited.\n",
+             "| metric | " + " | ".join(titles) + " |", "|---|" + "---|" * len(columns)]
+    for metric in model.METRICS:
+        if not metric.headline:
+            continue
+        cells = []
+        for column in columns:
+            if column in availability.DATA_DEPENDENT.get(metric.name, ()):
+                cells.append("when waited")
+            else:
+                cells.append(availability.ABSENT.get(metric.name, {}).get(column, "✓"))
+        if set(cells) != {"✓"}:
+            lines.append(f"| `{metric.name}` | " + " | ".join(cells) + " |")
+    down = [f"{key}: {', '.join(sorted(names))}" for key, names in availability.SOURCES_DOWN.items()]
+    lines.append(f"\nSources a server does not answer: {'; '.join(down)} (performance_schema is OFF by default on MariaDB).")
+    return "\n".join(lines) + "\n"
+
+
+def metrics_reference() -> str:
     lines = [HEADER, "| metric | type | unit | help | source (per flavour, in order of preference) |",
              "|---|---|---|---|---|"]
-    for metric in model.CATALOGUE:
-        labels = "{" + ",".join(metric.labels) + "}" if metric.labels else ""
-        name = f"`{metric.name}{labels}`"
-        if metric.headline:
-            name = f"**{name}**"
-        help_text = metric.help.replace("|", "\\|")
-        lines.append(f"| {name} | {metric.type} | {metric.unit or '-'} | {help_text} | {_sources(metric)} |")
-    out = "\n".join(lines) + "\n" + COUNTERS + PROCESS
+    lines += [_row(f, f in health.HEADLINE, "the exporter itself") for f in health.FAMILIES if f is not health.BUILD_INFO]
+    lines += [_row(m.family, m.headline, m.builder.doc()) for m in model.METRICS]
+    out = "\n".join(lines) + "\n" + COUNTERS + PROCESS + availability_table() + SWITCHED_OFF
     out += "\n## Sources\n\n| source | reads | privilege |\n|---|---|---|\n"
-    for source in sources.ALL:
-        summary = (source.__doc__ or "").strip().splitlines()[0]
-        out += f"| `{source.NAME}` | {summary} | {source.PRIVILEGE} |\n"
+    for source in CATALOGUE:
+        out += f"| `{source.name}` | {source.summary} | {source.privilege} |\n"
     return out
 
 
+def monitoring_cnf() -> str:
+    return (
+        "# Generated by `python -m innodb_exporter.reference monitoring-cnf`; do not edit.\n"
+        "# A server configured for monitoring: the INNODB_METRICS counters the exporter reads, performance_schema\n"
+        "# with the InnoDB latch and file instruments, and (for the demo) a REDO log small enough that checkpoint\n"
+        "# age moves.\n"
+        "[mysqld]\n"
+        f"innodb_monitor_enable = {','.join(model.NEEDED_COUNTERS)}\n"
+        "performance_schema = ON\n"
+        "performance-schema-instrument = 'wait/synch/%/innodb/%=ON'\n"
+        "performance-schema-instrument = 'wait/io/file/innodb/%=ON'\n"
+        "innodb_redo_log_capacity = 128M\n"
+        "innodb_buffer_pool_size = 256M\n"
+    )
+
+
+GENERATED = {"metrics": metrics_reference, "monitoring-cnf": monitoring_cnf}
+
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    if len(sys.argv) != 2 or sys.argv[1] not in GENERATED:
+        sys.exit(f"usage: python -m innodb_exporter.reference {{{'|'.join(GENERATED)}}}")
+    sys.stdout.write(GENERATED[sys.argv[1]]())

@@ -10,7 +10,7 @@ import time
 import urllib.error
 import urllib.request
 
-from innodb_exporter.processes import terminate
+from innodb_replay.processes import terminate
 from prometheus_client.parser import text_string_to_metric_families
 
 from .servers import free_port, wait_for
@@ -45,7 +45,8 @@ def parse_samples(text: str) -> Samples:
 
 
 class Exporter:
-    def __init__(self, address: str, user: str, password: str | None, *args: str, my_cnf: str | None = None):
+    def __init__(self, address: str, user: str, password: str | None, *args: str, my_cnf: str | None = None,
+                 command: list[str] | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         fd, self.log_path = tempfile.mkstemp(prefix="innodb-exporter-", suffix=".log")
@@ -54,7 +55,7 @@ class Exporter:
         if password is not None:
             env["MYSQLD_EXPORTER_PASSWORD"] = password
         env["PYTHONPATH"] = os.path.join(ROOT, "exporters")
-        self.cmd = [*exporter_command(), f"--web.listen-address=127.0.0.1:{self.port}",
+        self.cmd = [*(command or exporter_command()), f"--web.listen-address=127.0.0.1:{self.port}",
                     f"--mysqld.address={address}", f"--mysqld.username={user}",
                     f"--config.my-cnf={my_cnf or os.devnull}", *args]
         self._log = os.fdopen(fd, "w")

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import os
 
-from innodb_exporter import exposition, model, offline, sources
+from innodb_exporter import exposition, offline, sources
 from innodb_exporter.server import ServerInfo
-from innodb_exporter.target import ScrapeResult, SourceResult, disabled_counters
+from innodb_exporter.scrape import ScrapeResult, SourceResult, build_sources
+from innodb_exporter.snapshot import Snapshot
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(TESTS, "fixtures")
@@ -40,29 +41,27 @@ def load_capture(name: str) -> tuple[ServerInfo, dict]:
     return server, capture["sources"]
 
 
-def snapshot_from_capture(name: str) -> tuple[model.Snapshot, dict[str, SourceResult]]:
+def snapshot_from_capture(name: str) -> tuple[Snapshot, dict[str, SourceResult]]:
     """Feed recorded rows through each source's from_rows, as a live scrape would."""
     server, rows = load_capture(name)
-    snapshot = model.Snapshot(server=server)
+    snapshot = Snapshot(server=server)
     results = {}
-    for source in sources.ALL:
-        if source.NAME not in rows:
-            results[source.NAME] = SourceResult(source.NAME, kind="unsupported", message="not recorded")
+    for source in build_sources(sources.NAMES):
+        if source.name not in rows:
+            results[source.name] = SourceResult(source.name, "unsupported", "unsupported", "not recorded")
             continue
-        source_rows = rows[source.NAME]
-        if source.NAME == sources.engine_innodb_status.NAME:
+        source_rows = rows[source.name]
+        if source.name == sources.EngineInnodbStatus.name:
             source_rows = [[source_rows[0][0], source_rows[0][1], read_status(name[:-5] + ".txt")]]
-        data = source.from_rows(source_rows)
-        setattr(snapshot, source.FIELD, data)
-        results[source.NAME] = SourceResult(source.NAME, up=True)
+        setattr(snapshot, source.field, source.from_rows(source_rows))
+        results[source.name] = SourceResult(source.name, "read")
     return snapshot, results
 
 
 def capture_exposition(name: str) -> str:
     snapshot, results = snapshot_from_capture(name)
-    result = ScrapeResult(up=True, server=snapshot.server, sources=results, snapshot=snapshot,
-                          disabled_counters=disabled_counters(snapshot))
-    fams = [f for f in exposition.families(result, top=20)
+    result = ScrapeResult(up=True, server=snapshot.server, sources=results, snapshot=snapshot)
+    fams = [f for f in exposition.families(result)
             if f.name != "innodb_exporter_source_duration_seconds"]  # timings differ run to run
     return exposition.render(fams)[0].decode()
 

@@ -6,6 +6,7 @@ import os
 import subprocess
 
 import bcrypt
+import pytest
 
 from innodb_exporter import cli, config
 from innodb_exporter.webconfig import BasicAuth, load_web_config
@@ -25,19 +26,48 @@ def run(*argv, stdin=None):
 
 
 def test_all_problems_at_once():
-    cfg, problems = load(["--web.listen-address=nonsense", "--collect.latches.top=0",
+    cfg, problems = load(["--web.listen-address=nonsense", "--probe.max-connections=0", "--probe.allow=10.0.0.0/33",
                           "--config.my-cnf=/nonexistent/my.cnf", "--mysqld.address=db:notaport"])
     assert cfg is None
     text = "\n".join(problems)
-    for expected in ("--web.listen-address 'nonsense'", "--collect.latches.top", "/nonexistent/my.cnf", "notaport",
-                     "no user"):
+    for expected in ("--web.listen-address 'nonsense'", "--probe.max-connections", "10.0.0.0/33",
+                     "/nonexistent/my.cnf", "notaport", "no user"):
         assert expected in text, text
 
 
 def test_bad_flags_exit_2_with_every_problem_on_stderr():
-    out = run("--web.listen-address=nonsense", "--collect.latches.top=0", "--mysqld.username=x")
+    out = run("--web.listen-address=nonsense", "--probe.max-connections-per-server=0", "--mysqld.username=x")
     assert out.returncode == 2
-    assert "--web.listen-address" in out.stderr and "--collect.latches.top" in out.stderr
+    assert "--web.listen-address" in out.stderr and "--probe.max-connections-per-server" in out.stderr
+
+
+def test_a_my_cnf_line_is_never_quoted_in_an_error(tmp_path):
+    """A my.cnf whose first line is the password must not have it echoed at startup."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("password=Echo-Me-Not-42\n[client]\nuser=u\n")
+    out = run(f"--config.my-cnf={cnf}")
+    assert out.returncode == 2 and "line 1: an option before any [section] header" in out.stderr
+    cnf.write_text("[client]\nuser=u\n=Echo-Me-Not-42\n")
+    out = run(f"--config.my-cnf={cnf}")
+    assert out.returncode == 2 and "line 3" in out.stderr
+    assert "Echo-Me-Not-42" not in out.stderr + out.stdout
+
+
+def test_tls_files_of_the_my_cnf_are_named_and_checked_at_start(tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(f"[client]\nuser=u\nssl-ca={tmp_path}/ca.pem\nssl-cert={tmp_path}/c.pem\nssl-mode=sometimes\n"
+                   f"server-public-key-path={tmp_path}/key.pem\n")
+    _, problems = load([f"--config.my-cnf={cnf}"])
+    text = "\n".join(problems)
+    for expected in (f"ssl-ca {tmp_path}/ca.pem does not exist", f"ssl-cert {tmp_path}/c.pem does not exist",
+                     "ssl-cert and ssl-key go together", "ssl-mode 'SOMETIMES'", f"{tmp_path}/key.pem does not exist"):
+        assert expected in text, text
+
+
+def test_a_password_with_characters_beyond_latin_1_is_sent_as_utf_8():
+    settings = config.ConnectionSettings(user="u", password="pässwörd-€")
+    assert "€" not in repr(settings)
+    assert settings.password.encode("utf-8") == "pässwörd-€".encode("utf-8")
 
 
 def test_my_cnf_gives_credentials_and_flags_override(tmp_path):
@@ -51,9 +81,39 @@ def test_my_cnf_gives_credentials_and_flags_override(tmp_path):
     assert "Cnf-Secret" not in repr(cfg)
     cfg, _ = load([f"--config.my-cnf={cnf}", "--mysqld.address=other:3308"], {"MYSQLD_EXPORTER_PASSWORD": "EnvPw"})
     assert (cfg.connection.host, cfg.connection.port, cfg.connection.password) == ("other", 3308, "EnvPw")
-    settings, error = config.probe_connection(cfg, "db2:3309", "client.replica")
-    assert error is None and (settings.user, settings.password, settings.port) == ("other", "p2", 3309)
-    assert config.probe_connection(cfg, "db2", "client.nope")[1] == "auth_module 'client.nope': no such section in the my.cnf"
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--probe.allow=db2"])
+    settings = config.probe_connection(cfg, "db2:3309", "client.replica")
+    assert (settings.user, settings.password, settings.port) == ("other", "p2", 3309)
+    with pytest.raises(config.ProbeError, match="auth_module 'client.nope': no such section in the my.cnf"):
+        config.probe_connection(cfg, "db2", "client.nope")
+    with pytest.raises(config.ProbeError, match="must name a my.cnf section"):
+        config.probe_connection(cfg, "db2", "mysqld")
+
+
+def test_probe_reaches_only_the_servers_the_configuration_names(tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser=u\nhost=db1.example\n[client.replicas]\nuser=r\nhost=10.0.0.7\nport=3307\n")
+    cfg, problems = load([f"--config.my-cnf={cnf}"])
+    assert problems == []
+    for allowed in ("db1.example", "DB1.example.:3306", "10.0.0.7:3307"):
+        config.probe_connection(cfg, allowed, None)
+    for refused in ("evil.example:3306", "db1.example:3307", "10.0.0.8:3307", "127.0.0.1:3306"):
+        with pytest.raises(config.NotAllowed):
+            config.probe_connection(cfg, refused, None)
+    targets = tmp_path / "mysql.yml"
+    targets.write_text("- targets: ['db7.example:3306', '192.168.1.5:3306']\n  labels: {env: prod}\n")
+    cfg, problems = load([f"--config.my-cnf={cnf}", f"--probe.targets-file={targets}", "--probe.allow=10.1.0.0/16"])
+    assert problems == []
+    config.probe_connection(cfg, "db7.example:3306", None)
+    config.probe_connection(cfg, "192.168.1.5", None)
+    config.probe_connection(cfg, "10.1.200.3:3399", None)
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "db1.example", None)  # the file and the flag replace the default
+    targets.write_text("- targets: ['db8.example:3306']\n")
+    os.utime(targets, ns=(1, 10**18))  # a new modification time, as a rewrite by Prometheus' tooling gives
+    config.probe_connection(cfg, "db8.example:3306", None)
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "db7.example:3306", None)
 
 
 def test_socket_address():

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import base64
 import io
 import threading
 import time
 
-import bcrypt
+import pytest
 
-from innodb_exporter import cli, config, model
-from innodb_exporter.http import Targets, make_app
-from innodb_exporter.target import ScrapeResult, SourceResult, Target
-from innodb_exporter.webconfig import WebConfig
+from innodb_exporter import cli, config
+from innodb_exporter.http import make_app
+from innodb_exporter.scrape import ScrapeResult, SourceResult
+from innodb_exporter.snapshot import Snapshot
+from innodb_exporter.target import Target
+from innodb_exporter.targets import Targets, TooManyTargets
 from prometheus_client.registry import CollectorRegistry
 
 
@@ -32,8 +33,8 @@ class SlowTarget(Target):
         time.sleep(self.seconds)
         with self._count:
             self.running -= 1
-        sources = {n: SourceResult(n, up=True) for n in self.options.sources}
-        return ScrapeResult(True, None, sources, model.Snapshot())
+        sources = {s.name: SourceResult(s.name, "read") for s in self.sources}
+        return ScrapeResult(True, None, sources, Snapshot())
 
 
 def test_concurrent_scrapes_share_one_run():
@@ -60,13 +61,11 @@ def test_a_scrape_past_its_deadline_answers_down_in_time_and_sends_nothing_more(
     assert target.scrape(2).up and target.runs == 2
 
 
-def app_for(target, users=None):
-    args = cli.server_parser().parse_args(["--mysqld.username=u"])
+def app_for(target, flags=()):
+    args = cli.server_parser().parse_args(["--mysqld.username=u", *flags])
     args.disabled_sources = set()
     cfg, problems = config.load(args, {})
     assert problems == []
-    if users:
-        cfg = config.Config(**{**cfg.__dict__, "web": WebConfig(users=users)})
     targets = Targets(cfg)
     targets.default = target
     return make_app(cfg, targets, CollectorRegistry())
@@ -89,6 +88,72 @@ def test_routes():
     assert call(app, "/nowhere")[0].startswith("404")
     assert call(app, "/probe")[0].startswith("400")
     assert call(app, "/probe?target=db:1&auth_module=other")[0].startswith("400")
+    status, body = call(app, "/probe?target=evil.example:3306")
+    assert status.startswith("403") and "not allowed" in body
+
+
+def probe_targets(flags=(), **limits):
+    args = cli.server_parser().parse_args(["--mysqld.address=127.0.0.1:3306", "--mysqld.username=u", *flags])
+    args.disabled_sources = set()
+    cfg, problems = config.load(args, {})
+    assert problems == []
+    return cfg, Targets(cfg, config.ProbeLimits(**limits))
+
+
+def test_every_spelling_of_one_server_is_one_target():
+    cfg, targets = probe_targets(["--probe.allow=127.0.0.0/8", "--probe.allow=unix:///tmp/mysqld.sock"])
+    spellings = ["127.0.0.1:3306", "127.1", "127.0.0.01:3306", "0x7f.0.0.1", "127.000.0.1:03306", "[::ffff:127.0.0.1]:3306"]
+    seen = {id(targets.for_probe(config.probe_connection(cfg, t, None))) for t in spellings[:5]}
+    assert seen == {id(targets.default)}  # the same server and credentials as /metrics
+    sockets = {id(targets.for_probe(config.probe_connection(cfg, t, None)))
+               for t in ("/tmp/mysqld.sock", "unix:///tmp//mysqld.sock", "unix:///tmp/./x/../mysqld.sock")}
+    assert len(sockets) == 1
+
+
+def test_connections_stay_bounded_under_500_spellings_and_ports():
+    cfg, targets = probe_targets(["--probe.allow=127.0.0.0/8"], max_connections=20, max_connections_per_server=2)
+    for i in range(500):
+        try:
+            targets.for_probe(config.probe_connection(cfg, f"127.0.{i // 250}.{i % 250 + 1}:{3306 + i % 7}", None))
+        except TooManyTargets:
+            pass
+        assert len(targets.all()) <= 20
+    per_server = {}
+    for t in targets.all():
+        per_server[t.settings.address] = per_server.get(t.settings.address, 0) + 1
+    assert max(per_server.values()) <= 2
+
+
+def test_a_busy_target_is_never_evicted_and_the_newcomer_is_refused():
+    cfg, targets = probe_targets(["--probe.allow=10.0.0.0/8"], max_connections=2, max_connections_per_server=1)
+    busy = targets.for_probe(config.probe_connection(cfg, "10.0.0.1", None))
+    busy.flight._inflight = object()  # a scrape in flight
+    try:
+        with pytest.raises(TooManyTargets):
+            targets.for_probe(config.probe_connection(cfg, "10.0.0.2", None))  # the default and busy fill it
+    finally:
+        busy.flight._inflight = None
+    assert targets.for_probe(config.probe_connection(cfg, "10.0.0.2", None)) is not busy
+
+
+def test_the_janitor_closes_idle_connections_and_forgets_idle_targets():
+    cfg, targets = probe_targets(["--probe.allow=10.0.0.0/8"], idle_timeout=0.05)
+    target = targets.for_probe(config.probe_connection(cfg, "10.0.0.1", None))
+
+    class Conn:
+        open = True
+        closed = False
+
+        def close(self):
+            self.closed = True
+
+    conn = target.session.conn = Conn()
+    time.sleep(0.06)
+    targets.sweep()
+    assert conn.closed and not target.session.is_open
+    time.sleep(0.11)
+    targets.sweep()
+    assert target not in targets.all()
 
 
 def test_scrape_timeout_header_sets_the_deadline():
@@ -99,10 +164,3 @@ def test_scrape_timeout_header_sets_the_deadline():
     assert "innodb_up 0.0" in body
 
 
-def test_basic_auth():
-    app = app_for(SlowTarget(0), users={"prom": bcrypt.hashpw(b"s3", bcrypt.gensalt(4))})
-    assert call(app, "/metrics")[0].startswith("401")
-    bad = "Basic " + base64.b64encode(b"prom:nope").decode()
-    assert call(app, "/metrics", {"HTTP_AUTHORIZATION": bad})[0].startswith("401")
-    good = "Basic " + base64.b64encode(b"prom:s3").decode()
-    assert call(app, "/metrics", {"HTTP_AUTHORIZATION": good})[0].startswith("200")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import re
 
-from innodb_exporter import model, reference
+import pytest
+
+from innodb_exporter import health, model, reference
 from support import golden
 
 ROOT = os.path.dirname(golden.TESTS)
@@ -28,20 +30,30 @@ innodb_queries_queued innodb_read_views_open innodb_change_buffer_size_pages
 """.split()
 
 
-def test_reference_document_is_generated_from_the_code():
-    with open(os.path.join(ROOT, "docs", "metrics.md"), encoding="utf-8") as f:
+FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES)
+
+
+@pytest.mark.parametrize("path,kind", [("docs/metrics.md", "metrics"),
+                                       ("provisioning/mysql/monitoring.cnf", "monitoring-cnf")])
+def test_generated_files_are_current(path, kind):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
         committed = f.read()
-    assert committed == reference.render(), (
-        "docs/metrics.md is stale: python -m innodb_exporter.reference > docs/metrics.md")
+    assert committed == reference.GENERATED[kind](), (
+        f"{path} is stale: python -m innodb_exporter.reference {kind} > {path}")
 
 
 def test_the_contract_is_in_the_catalogue_as_headline_metrics():
-    headline = {m.name for m in model.CATALOGUE if m.headline}
+    headline = {m.name for m in model.METRICS if m.headline} | {f.name for f in health.HEADLINE}
     assert set(CONTRACT) <= headline, sorted(set(CONTRACT) - headline)
 
 
+def test_every_family_is_declared_once():
+    names = [f.name for f in FAMILIES]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
+
+
 def test_contract_labels_are_those_of_the_spec():
-    labels = {m.name: m.labels for m in model.CATALOGUE}
+    labels = {f.name: f.labels for f in FAMILIES}
     assert labels["innodb_exporter_source_up"] == ("source",)
     assert labels["innodb_server_info"] == ("flavor", "version")
     assert labels["innodb_redo_fsync_latency_seconds"] == ("stat",)
@@ -59,7 +71,7 @@ def families_in(text: str) -> set[str]:
 
 
 def documented(name: str) -> bool:
-    return name in {m.name.removesuffix("_total") for m in model.CATALOGUE} or name.startswith("innodb_metrics_")
+    return name in {f.name.removesuffix("_total") for f in FAMILIES} or name.startswith("innodb_metrics_")
 
 
 def test_every_family_in_every_golden_file_is_documented():
@@ -79,6 +91,26 @@ def test_every_catalogued_metric_appears_in_some_golden_file():
     # Those only a MySQL server has live (no fixture records their sources) are named here.
     mysql_only_live = {"innodb_redo_fsyncs", "innodb_redo_fsync_seconds", "innodb_redo_fsync_latency_seconds",
                        "innodb_mutex_waits", "innodb_lru_get_free_waits"}
-    missing = sorted(m.name for m in model.CATALOGUE if m.produced_by == "model"
-                     and m.name.removesuffix("_total") not in seen | mysql_only_live)
+    missing = sorted(m.name for m in model.METRICS if m.name.removesuffix("_total") not in seen | mysql_only_live)
     assert missing == []
+
+
+def test_the_counters_to_enable_are_listed_once():
+    """The INNODB_METRICS counters a server should enable come from the metric table (model.NEEDED_COUNTERS):
+    no file lists them by hand, but the one generated from it (provisioning/mysql/monitoring.cnf)."""
+    listed = re.compile(r"innodb[_-]monitor[_-]enable\s*=\s*['\"]?[A-Za-z_]+\s*,")
+    generated = os.path.join("provisioning", "mysql", "monitoring.cnf")
+    by_hand = []
+    for folder, _, files in os.walk(ROOT):
+        if any(part in folder for part in (".git", ".venv", "fixtures", ".stack", "__pycache__")):
+            continue
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith((".py", ".md", ".cnf", ".yml", ".sh")) or path.endswith(generated):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                if listed.search(f.read()):
+                    by_hand.append(os.path.relpath(path, ROOT))
+    assert by_hand == []
+    with open(os.path.join(ROOT, generated), encoding="utf-8") as f:
+        assert f"innodb_monitor_enable = {','.join(model.NEEDED_COUNTERS)}" in f.read()

@@ -1,50 +1,53 @@
-"""--web.config.file end to end: the exporter serves HTTPS and asks for basic auth."""
+"""--web.config.file: loading and validation, and TLS on real sockets (certificates, client certificates,
+versions, handshake deadline, rotation, and what a wrong client leaves in the log)."""
 
 from __future__ import annotations
 
 import base64
-import datetime
+import contextlib
+import logging
 import os
+import shutil
+import socket
 import ssl
 import subprocess
+import time
 import urllib.error
 import urllib.request
+import warnings
 
 import bcrypt
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+import pytest
 
+from innodb_exporter.webconfig import WebConfig, load_web_config
+from innodb_exporter.webserver import Limits, Server
 from support.exporter import ROOT, exporter_command
 from support.servers import free_port, wait_for
+from support.tls import make_pki
 
 
-def self_signed(tmp_path):
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-            .sign(key, hashes.SHA256()))
-    (tmp_path / "tls.crt").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    (tmp_path / "tls.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                                         serialization.PrivateFormat.PKCS8,
-                                                         serialization.NoEncryption()))
+@pytest.fixture
+def pki(tmp_path):
+    return make_pki(str(tmp_path))
 
 
-def test_https_with_basic_auth(tmp_path):
-    self_signed(tmp_path)
+def web_config(tmp_path, text: str) -> str:
+    path = tmp_path / "web.yml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_https_with_basic_auth(tmp_path, pki):
+    """End to end: the exporter's command line serves HTTPS and asks for basic auth."""
     hashed = bcrypt.hashpw(b"scrape-pw", bcrypt.gensalt(4)).decode()
-    (tmp_path / "web.yml").write_text(f"tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"
-                                      f"basic_auth_users:\n  prometheus: '{hashed}'\n")
+    path = web_config(tmp_path, f"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                                f"basic_auth_users:\n  prometheus: '{hashed}'\n")
     port = free_port()
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
     proc = subprocess.Popen([*exporter_command(), f"--web.listen-address=127.0.0.1:{port}",
-                             f"--web.config.file={tmp_path / 'web.yml'}", "--config.my-cnf=/dev/null"],
+                             f"--web.config.file={path}", "--config.my-cnf=/dev/null"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    context = ssl.create_default_context(cafile=str(tmp_path / "tls.crt"))
+    context = pki.client_context()
 
     def get(auth=None):
         request = urllib.request.Request(f"https://localhost:{port}/")
@@ -63,3 +66,225 @@ def test_https_with_basic_auth(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def test_every_problem_is_listed_with_the_file_named(tmp_path):
+    path = web_config(tmp_path, """\
+tls_server_config:
+  cert_file: missing.crt
+  client_auth_type: RequireAnyClientCert
+  min_version: TLS10
+  cipher_suites: [TLS_AES_128_GCM_SHA256]
+http_server_config:
+  http2: true
+  headers:
+    X-Powered-By: us
+    X-Frame-Options: allow
+    Content-Security-Policy: "default-src 'self'\\r\\nSet-Cookie: a=b"
+basic_auth_users:
+  prometheus: my-plain-password
+  admin: $2y$03$abcdefghijklmnopqrstuvabcdefghijklmnopqrstuvwxyz01234
+rate_limit:
+  burst: 5
+unknown: 1
+""")
+    web, problems = load_web_config(path)
+    assert all(p.startswith(f"--web.config.file {path}") for p in problems), problems
+    text = "\n".join(problems)
+    for expected in ("unknown key 'unknown'", "rate_limit: a global request rate limit is not supported",
+                     f"cert_file {tmp_path / 'missing.crt'} does not exist", "cert_file and key_file go together",
+                     "client_auth_type RequireAnyClientCert asks for a client certificate without verifying it",
+                     "min_version 'TLS10' is not one of TLS12, TLS13", "tls_server_config.cipher_suites:",
+                     "http2 True: this exporter serves HTTP/1.1 only",
+                     "HTTP header 'X-Powered-By' can not be configured",
+                     "HTTP header X-Frame-Options: 'allow' is not one of deny, sameorigin",
+                     "HTTP header Content-Security-Policy: the value must be one line of text",
+                     "basic_auth_users['prometheus'] is not a bcrypt hash",
+                     "basic_auth_users['admin']: bcrypt cost 03 is not between 4 and 31"):
+        assert expected in text, text
+    assert "my-plain-password" not in text  # a password written where the hash belongs is not echoed
+    assert len(problems) == 13, problems
+
+
+def test_client_ca_and_client_auth_type_go_together(tmp_path, pki):
+    for tls, expected in (
+        ("client_ca_file: ca.crt", "client_ca_file is set but client_auth_type is NoClientCert"),
+        ("client_auth_type: RequireAndVerifyClientCert", "client_auth_type RequireAndVerifyClientCert needs client_ca_file"),
+        ("client_auth_type: Sometimes", "client_auth_type 'Sometimes' is not one of"),
+    ):
+        path = web_config(tmp_path, f"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  {tls}\n")
+        assert [expected in p for p in load_web_config(path)[1]] == [True], tls
+    path = web_config(tmp_path, "tls_server_config:\n  client_auth_type: VerifyClientCertIfGiven\n"
+                                "  client_ca_file: ca.crt\n")
+    assert any("client certificates need TLS: set cert_file and key_file" in p for p in load_web_config(path)[1])
+
+
+def test_certificates_are_loaded_at_start_not_at_the_first_scrape(tmp_path, pki):
+    path = web_config(tmp_path, "tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n")
+    _, problems = load_web_config(path)
+    assert len(problems) == 1 and f"cert_file {pki.cert}, key_file {pki.client_key}" in problems[0], problems
+    (tmp_path / "junk.crt").write_text("not a certificate")
+    path = web_config(tmp_path, "tls_server_config:\n  cert_file: junk.crt\n  key_file: server.key\n")
+    assert "cannot use cert_file" in load_web_config(path)[1][0]
+
+
+def test_a_good_config(tmp_path, pki):
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
+    path = web_config(tmp_path, f"""\
+tls_server_config:
+  cert_file: server.crt
+  key_file: {pki.key}
+  client_auth_type: VerifyClientCertIfGiven
+  client_ca_file: ca.crt
+  min_version: TLS13
+http_server_config:
+  http2: false
+  headers:
+    X-Content-Type-Options: nosniff
+    Strict-Transport-Security: max-age=31536000
+basic_auth_users:
+  prometheus: '{hashed}'
+""")
+    web, problems = load_web_config(path)
+    assert problems == []
+    assert (web.cert_file, web.key_file, web.client_ca_file) == (pki.cert, pki.key, pki.ca)
+    assert (web.client_auth_type, web.min_version, web.tls) == ("VerifyClientCertIfGiven", "TLS13", True)
+    assert web.headers == (("X-Content-Type-Options", "nosniff"), ("Strict-Transport-Security", "max-age=31536000"))
+    assert web.users == {"prometheus": hashed.encode()}
+
+
+# --- serving -----------------------------------------------------------------------------------
+
+
+def ok_app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"ok\n"]
+
+
+@contextlib.contextmanager
+def tls_server(pki, limits=Limits(), **tls):
+    web = WebConfig(cert_file=pki.cert, key_file=pki.key, **tls)
+    server = Server(ok_app, host="127.0.0.1", port=0, web=web, limits=limits)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def https_get(port, context, host="localhost"):
+    """The status line of GET / over TLS, or the exception that stopped it."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock, \
+                context.wrap_socket(sock, server_hostname=host) as tls:
+            tls.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            answer = tls.recv(65536)
+            return answer.split(b"\r\n")[0].decode() if answer else ConnectionResetError("closed")
+    except (ssl.SSLError, OSError) as exc:
+        return exc
+
+
+def test_https_from_the_web_config_speaks_http11_to_an_h2_client(pki):
+    with tls_server(pki) as server:
+        context = pki.client_context()
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock, \
+                context.wrap_socket(sock, server_hostname="localhost") as tls:
+            assert tls.selected_alpn_protocol() == "http/1.1"
+            tls.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert tls.recv(65536).startswith(b"HTTP/1.1 200")
+
+
+def test_min_version(pki):
+    tls12 = pki.client_context()
+    tls12.maximum_version = ssl.TLSVersion.TLSv1_2
+    with tls_server(pki) as server:
+        assert https_get(server.port, tls12) == "HTTP/1.1 200 OK"
+    with tls_server(pki, min_version="TLS13") as server:
+        assert isinstance(https_get(server.port, tls12), ssl.SSLError)
+        assert https_get(server.port, pki.client_context()) == "HTTP/1.1 200 OK"
+
+
+@pytest.fixture
+def log_records():
+    """Every record of our logger and asyncio's, at every level, whatever other tests did to logging."""
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.DEBUG)
+    handler.emit = records.append
+    loggers = [logging.getLogger("innodb_exporter"), logging.getLogger("asyncio")]
+    saved = [(lg.level, lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.addHandler(handler)
+        lg.setLevel(logging.DEBUG)
+    yield records
+    for lg, (level, propagate) in zip(loggers, saved):
+        lg.removeHandler(handler)
+        lg.setLevel(level)
+        lg.propagate = propagate
+
+
+def tls10_context() -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # exactly what the test is about
+        context.minimum_version = context.maximum_version = ssl.TLSVersion.TLSv1
+    context.set_ciphers("DEFAULT:@SECLEVEL=0")
+    return context
+
+
+def test_plain_http_and_tls10_against_the_tls_port_leave_one_debug_line_and_no_traceback(pki, log_records, capfd):
+    with tls_server(pki) as server:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert sock.recv(100) == b""
+        assert isinstance(https_get(server.port, tls10_context()), OSError)
+        assert https_get(server.port, pki.client_context()) == "HTTP/1.1 200 OK"  # and the server is fine
+    lines = [r for r in log_records if "closed: TLS" in r.getMessage()]
+    assert [r.getMessage().split(": TLS: ")[1] for r in lines] == ["HTTP_REQUEST", "UNSUPPORTED_PROTOCOL"]
+    assert all(r.levelno == logging.DEBUG and not r.exc_info for r in lines)
+    assert [r.getMessage() for r in log_records if r.levelno > logging.INFO or r.exc_info] == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_the_handshake_has_a_deadline(pki):
+    with tls_server(pki, limits=Limits(handshake_timeout=0.5)) as server:
+        for start in (b"", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"):  # nothing, half a ClientHello
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+                sock.sendall(start)
+                started = time.monotonic()
+                assert sock.recv(100) == b""
+                assert 0.4 < time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize("auth_type", ["RequireAndVerifyClientCert", "VerifyClientCertIfGiven"])
+def test_client_certificates(pki, auth_type):
+    with tls_server(pki, client_auth_type=auth_type, client_ca_file=pki.ca) as server:
+        assert https_get(server.port, pki.client_context(pki.client_cert, pki.client_key)) == "HTTP/1.1 200 OK"
+        assert isinstance(https_get(server.port, pki.client_context(pki.rogue_cert, pki.rogue_key)), OSError)
+        without = https_get(server.port, pki.client_context())
+        if auth_type == "RequireAndVerifyClientCert":
+            assert isinstance(without, OSError)
+        else:
+            assert without == "HTTP/1.1 200 OK"
+
+
+def test_a_rotated_certificate_is_served_without_a_restart(tmp_path, pki):
+    def served_certificate(port) -> bytes:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock, context.wrap_socket(sock) as tls:
+            return tls.getpeercert(binary_form=True)
+
+    with tls_server(pki) as server:
+        first = served_certificate(server.port)
+        os.makedirs(tmp_path / "newer")
+        newer = make_pki(str(tmp_path / "newer"))
+        shutil.copy(newer.key, pki.key)
+        shutil.copy(newer.cert, pki.cert)
+        wait_for(lambda: served_certificate(server.port) != first, 5, what="the new certificate")
+        with open(newer.cert) as f:
+            assert served_certificate(server.port) == ssl.PEM_cert_to_DER_cert(f.read())

@@ -6,20 +6,20 @@ MariaDB 10.6+ answers with no rows (its latches are no longer tracked there); th
 from __future__ import annotations
 
 from ..parsers import innodb_mutex
-
-NAME = "engine_innodb_mutex"
-FIELD = "mutexes"
-PRIVILEGE = "PROCESS"
+from .base import Source
 
 
-def unsupported(server) -> str | None:
-    return None
+class EngineInnodbMutex(Source):
+    name = "engine_innodb_mutex"
+    field = "mutexes"
+    privilege = "PROCESS"
+    summary = "``SHOW ENGINE INNODB MUTEX``: waits per latch, parsed by ``parsers.innodb_mutex``."
 
+    def query(self, server):
+        return "SHOW ENGINE INNODB MUTEX", ()
 
-def fetch(cursor, server, names=None):
-    cursor.execute("SHOW ENGINE INNODB MUTEX")
-    return from_rows(cursor.fetchall())
+    def from_rows(self, rows) -> innodb_mutex.MutexReading:
+        return innodb_mutex.parse(rows)
 
-
-def from_rows(rows) -> innodb_mutex.MutexReading:
-    return innodb_mutex.parse(rows)
+    def problems(self, value):
+        return value.problems

@@ -1,19 +1,18 @@
-"""``information_schema.INNODB_METRICS``: every counter, enabled or not.
+"""``information_schema.INNODB_METRICS``: every enabled counter, and the counters the metrics read.
 
-Disabled rows are read too, so that the exporter can say which of the counters it needs are off.
+The disabled rows of the counters the metrics read come too, so that the exporter can say which are off;
+the other disabled rows (most of them, on a stock server) are left on the server.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAME = "innodb_metrics"
-FIELD = "counters"
-PRIVILEGE = "PROCESS"
+from .base import Source
 
 
-@dataclass(frozen=True)
-class Counter:
+@dataclass(slots=True)
+class Counter:  # slotted, not frozen: hundreds are built on every scrape
     name: str
     subsystem: str
     count: int
@@ -22,48 +21,61 @@ class Counter:
     enabled: bool
 
 
-def unsupported(server) -> str | None:
-    if server.metrics_state_column is None:
-        return "INNODB_METRICS has neither a STATUS nor an ENABLED column"
-    return None
+class InnodbMetrics(Source):
+    name = "innodb_metrics"
+    field = "counters"
+    privilege = "PROCESS"
+    summary = "``information_schema.INNODB_METRICS``: every enabled counter, and those the metrics read."
 
+    def __init__(self, wanted: tuple[str, ...] = ()):
+        super().__init__(wanted)
+        # Each counter's subsystem, type and comment, which never change while the server runs: read with
+        # the counts on a connection's first scrape, then left on the server (they are most of the bytes).
+        self._described: dict[str, tuple[str, str, str]] = {}
+        self._described_for = None  # the ServerInfo of the connection they were read on
 
-def fetch(cursor, server, names=None):
-    # MySQL: STATUS = 'enabled' / 'disabled'; MariaDB: ENABLED = 1 / 0 (probed at connect).
-    state = "STATUS = 'enabled'" if server.metrics_state_column == "STATUS" else "ENABLED = 1"
-    cursor.execute(f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS")
-    return from_rows(cursor.fetchall())
+    def unsupported(self, server):
+        if server.metrics_state_column is None:
+            return "INNODB_METRICS has neither a STATUS nor an ENABLED column"
+        return None
 
+    def _where(self, server) -> tuple[str, str, tuple]:
+        state = "STATUS = 'enabled'" if server.metrics_state_column == "STATUS" else "ENABLED = 1"
+        names = ", ".join(["%s"] * len(self.wanted))
+        return state, (f" WHERE {state} OR NAME IN ({names})" if self.wanted else ""), tuple(self.wanted)
 
-def from_rows(rows) -> dict[str, Counter]:
-    return {
-        str(name): Counter(str(name), str(subsystem), int(count or 0), str(type_), str(comment or ""), bool(int(enabled)))
-        for name, subsystem, count, type_, comment, enabled in rows
-    }
+    def query(self, server):
+        # MySQL: STATUS = 'enabled' / 'disabled'; MariaDB: ENABLED = 1 / 0 (probed at connect).
+        state, where, params = self._where(server)
+        return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", params
 
+    def fetch(self, cursor, server):
+        if self._described_for is not server:
+            rows = self._fetch_all(cursor, server)
+        else:
+            state, where, params = self._where(server)
+            cursor.execute(f"SELECT NAME, COUNT, {state} FROM information_schema.INNODB_METRICS{where}", params or None)
+            counts = cursor.fetchall()
+            if any(str(name) not in self._described for name, _, _ in counts):  # enabled since: describe again
+                rows = self._fetch_all(cursor, server)
+            else:
+                rows = []
+                for name, count, enabled in counts:
+                    subsystem, type_, comment = self._described[str(name)]
+                    rows.append((name, subsystem, count, type_, comment, enabled))
+        return self.from_rows(rows)
 
-# Counters whose TYPE says "counter" but which the server overwrites with a current value (MONITOR_SET
-# in buf0flu.cc and log0write.cc): they go up and down, so they are gauges. See docs/redo-model.md.
-SET_AS_CURRENT_VALUE = frozenset({
-    "buffer_flush_n_to_flush_requested", "buffer_flush_n_to_flush_by_age", "buffer_flush_n_to_flush_by_dirty_page",
-    "buffer_flush_avg_page_rate", "buffer_flush_lsn_avg_rate", "buffer_flush_pct_for_dirty", "buffer_flush_pct_for_lsn",
-    "buffer_flush_adaptive_avg_time", "buffer_flush_adaptive_avg_time_slot", "buffer_flush_adaptive_avg_time_thread",
-    "buffer_flush_adaptive_avg_time_est", "buffer_flush_avg_time", "buffer_flush_adaptive_avg_pass",
-    "buffer_flush_avg_pass", "buffer_LRU_batch_flush_avg_time_slot", "buffer_LRU_batch_flush_avg_time_thread",
-    "buffer_LRU_batch_flush_avg_time_est", "buffer_LRU_batch_flush_avg_pass",
-    "log_flush_max_time", "log_flush_avg_time", "log_flush_lsn_avg_rate", "log_concurrency_margin",
-})
+    def _fetch_all(self, cursor, server):
+        sql, params = self.query(server)
+        cursor.execute(sql, params or None)
+        rows = cursor.fetchall()
+        self._described = {str(name): (subsystem, type_, comment) for name, subsystem, _, type_, comment, _ in rows}
+        self._described_for = server
+        return rows
 
-
-def prometheus_type(row: Counter) -> str:
-    """"counter" or "gauge" for a row, from its TYPE corrected by what the server really stores in it.
-
-    ``value`` rows are current values. A ``set_owner`` is a running total; its ``set_member`` rows are
-    either a count of calls (cumulative) or the last call's value (``*_pages``, ``*_per_call``), as
-    MONITOR_INC_VALUE_CUMULATIVE in srv0mon.h writes them.
-    """
-    if row.type == "value" or row.name in SET_AS_CURRENT_VALUE:
-        return "gauge"
-    if row.type == "set_member" and row.name.endswith(("_pages", "_per_call")):
-        return "gauge"
-    return "counter"
+    def from_rows(self, rows) -> dict[str, Counter]:
+        return {
+            str(name): Counter(str(name), str(subsystem), int(count or 0), str(type_), str(comment or ""),
+                               bool(int(enabled)))
+            for name, subsystem, count, type_, comment, enabled in rows
+        }

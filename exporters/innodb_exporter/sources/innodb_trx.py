@@ -1,22 +1,15 @@
 """``information_schema.INNODB_TRX``: open transactions and the age of the oldest.
 
 The TRANSACTIONS section of the status text says the same, but the server cuts that list when the
-text grows past 1 MB, which is exactly when there are many transactions; this table is never cut.
+text grows past 1 MB, which is exactly when there are many transactions, and any user can forge its
+lines through query text; this table is never cut and holds no text we read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAME = "innodb_trx"
-FIELD = "trx"
-PRIVILEGE = "PROCESS"
-
-# The age is computed by the server, on its own clock, so the exporter's clock does not matter.
-QUERY = (
-    "SELECT COUNT(*), COALESCE(MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())), 0),"
-    " COALESCE(SUM(trx_state = 'LOCK WAIT'), 0) FROM information_schema.INNODB_TRX"
-)
+from .base import Source
 
 
 @dataclass(frozen=True)
@@ -26,15 +19,17 @@ class TrxSummary:
     lock_waits: int
 
 
-def unsupported(server) -> str | None:
-    return None
+class InnodbTrx(Source):
+    name = "innodb_trx"
+    field = "trx"
+    privilege = "PROCESS"
+    summary = "``information_schema.INNODB_TRX``: open transactions and the age of the oldest."
 
+    def query(self, server):
+        # The age is computed by the server, on its own clock, so the exporter's clock does not matter.
+        return ("SELECT COUNT(*), COALESCE(MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())), 0),"
+                " COALESCE(SUM(trx_state = 'LOCK WAIT'), 0) FROM information_schema.INNODB_TRX"), ()
 
-def fetch(cursor, server, names=None):
-    cursor.execute(QUERY)
-    return from_rows(cursor.fetchall())
-
-
-def from_rows(rows) -> TrxSummary:
-    active, oldest, waits = rows[0]
-    return TrxSummary(int(active), max(0, int(oldest)), int(waits))
+    def from_rows(self, rows) -> TrxSummary:
+        active, oldest, waits = rows[0]
+        return TrxSummary(int(active), max(0, int(oldest)), int(waits))

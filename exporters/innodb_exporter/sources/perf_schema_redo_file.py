@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAME = "perf_schema_redo_file"
-FIELD = "redo_file"
-PRIVILEGE = "SELECT on performance_schema"
+from .base import Source
 
-QUERY = (
-    "SELECT COUNT_MISC, SUM_TIMER_MISC, COUNT_WRITE, SUM_TIMER_WRITE, SUM_NUMBER_OF_BYTES_WRITE"
-    " FROM performance_schema.file_summary_by_event_name"
-    " WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_log_file'"
-)
 PICOSECONDS = 1e12
 
 
@@ -31,17 +24,22 @@ class RedoFileIO:
     bytes_written: int
 
 
-def unsupported(server) -> str | None:
-    return None if server.performance_schema else "performance_schema is OFF"
+class PerfSchemaRedoFile(Source):
+    name = "perf_schema_redo_file"
+    field = "redo_file"
+    privilege = "SELECT on performance_schema"
+    summary = "``performance_schema.file_summary_by_event_name`` for the REDO log file: fsync count and time."
 
+    def unsupported(self, server):
+        return None if server.performance_schema else "performance_schema is OFF"
 
-def fetch(cursor, server, names=None):
-    cursor.execute(QUERY)
-    return from_rows(cursor.fetchall())
+    def query(self, server):
+        return ("SELECT COUNT_MISC, SUM_TIMER_MISC, COUNT_WRITE, SUM_TIMER_WRITE, SUM_NUMBER_OF_BYTES_WRITE"
+                " FROM performance_schema.file_summary_by_event_name"
+                " WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_log_file'"), ()
 
-
-def from_rows(rows) -> RedoFileIO | None:
-    if not rows:
-        return None
-    misc, misc_timer, writes, write_timer, written = (int(v or 0) for v in rows[0])
-    return RedoFileIO(misc, misc_timer / PICOSECONDS, writes, write_timer / PICOSECONDS, written)
+    def from_rows(self, rows) -> RedoFileIO | None:
+        if not rows:
+            return None
+        misc, misc_timer, writes, write_timer, written = (int(v or 0) for v in rows[0])
+        return RedoFileIO(misc, misc_timer / PICOSECONDS, writes, write_timer / PICOSECONDS, written)

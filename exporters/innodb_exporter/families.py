@@ -1,0 +1,42 @@
+"""A metric family declared once (name, type, unit, help, labels), and its samples in one scrape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+Sample = tuple[tuple[str, ...], float]  # label values, value
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # a counter's name ends in _total
+    type: str  # "gauge" or "counter"
+    unit: str  # "bytes", "seconds" or "" (for the reference; the name already says it)
+    help: str
+    labels: tuple[str, ...] = ()
+    # The order the exposition formats write labels in (by name), worked out once.
+    label_order: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "label_order", tuple(sorted(range(len(self.labels)), key=self.labels.__getitem__)))
+
+    def build(self, samples: Iterable[Sample]) -> "Exposed":
+        return Exposed(self, list(samples))
+
+
+@dataclass(slots=True)
+class Exposed:
+    """A family with this scrape's samples, ready for exposition.render."""
+
+    family: Family
+    samples: list[Sample]
+
+    @property
+    def name(self) -> str:
+        """As prometheus_client names a family: a counter without its _total."""
+        return self.family.name.removesuffix("_total") if self.family.type == "counter" else self.family.name
+
+    @property
+    def type(self) -> str:
+        return self.family.type

@@ -1,0 +1,51 @@
+"""The contract every source fulfils: one query to the server, and the typed value its rows become."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from ..server import ServerInfo
+
+
+class Source(ABC):
+    """One query, named after it (``name`` is the ``source`` label and the ``--collect.<name>`` flag).
+
+    ``fetch`` runs ``query`` and hands the rows to ``from_rows``, which is pure: tests feed recorded rows
+    through exactly the code a live scrape runs. What the value says about its own quality (parse problems,
+    nothing readable) is asked through ``problems`` and ``unreadable``, so that the scrape treats every
+    source alike.
+    """
+
+    name: ClassVar[str]
+    field: ClassVar[str]  # the model.Snapshot attribute that keeps the value
+    privilege: ClassVar[str]  # what the exporter's user needs for it
+    summary: ClassVar[str]  # one line for the metrics reference
+
+    def __init__(self, wanted: tuple[str, ...] = ()):
+        self.wanted = wanted  # for sources that read only some names (status, variables)
+
+    def unsupported(self, server: ServerInfo) -> str | None:
+        """Why this server cannot answer the query, or None when it can."""
+        return None
+
+    @abstractmethod
+    def query(self, server: ServerInfo) -> tuple[str, tuple]:
+        """The SQL and its parameters."""
+
+    @abstractmethod
+    def from_rows(self, rows) -> Any:
+        """The typed value of the rows the query returned."""
+
+    def fetch(self, cursor, server: ServerInfo) -> Any:
+        sql, params = self.query(server)
+        cursor.execute(sql, params or None)
+        return self.from_rows(cursor.fetchall())
+
+    def problems(self, value) -> list[str]:
+        """What could not be read in an answer (counted as parse errors)."""
+        return []
+
+    def unreadable(self, value) -> bool:
+        """True when nothing at all could be read from the answer."""
+        return False

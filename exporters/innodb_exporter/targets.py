@@ -1,0 +1,106 @@
+"""Every server the exporter scrapes (the default one and those ``/probe`` asks for), within bounds.
+
+A server is one target per (canonical address, user, credentials section), so every spelling of an
+address shares one connection. The bounds hold whatever callers ask: at most ``max_connections``
+targets in all and ``max_connections_per_server`` per address; a new target evicts the least recently
+scraped one that is not scraping, or is refused. A janitor closes connections nothing scraped for
+``idle_timeout`` and forgets probed targets idle for twice that.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+
+from .config import Config, ProbeLimits
+from .connection import ConnectionSettings
+from .target import Target
+
+log = logging.getLogger("innodb_exporter")
+
+
+class TooManyTargets(Exception):
+    """Every target within the bounds is scraping now; the caller should retry later."""
+
+
+def _key(settings: ConnectionSettings, auth_module: str | None) -> tuple:
+    return settings.address, settings.user, auth_module or "client"
+
+
+class Targets:
+    def __init__(self, config: Config, limits: ProbeLimits | None = None):
+        self.config = config
+        self.limits = limits or config.limits
+        self.default = Target(config.connection, config.options) if config.connection else None
+        self._default_key = _key(config.connection, None) if config.connection else None
+        self._probed: OrderedDict[tuple, Target] = OrderedDict()  # least recently used first
+        self._mu = threading.Lock()
+        self._stop = threading.Event()
+        self._janitor: threading.Thread | None = None
+
+    def for_probe(self, settings: ConnectionSettings, auth_module: str | None = None) -> Target:
+        key = _key(settings, auth_module)
+        if key == self._default_key:
+            return self.default  # the same server and credentials as /metrics: the same connection
+        with self._mu:
+            target = self._probed.pop(key, None)
+            if target is None:
+                self._make_room(settings.address)
+                target = Target(settings, self.config.options)
+            self._probed[key] = target
+        return target
+
+    def _make_room(self, address: str) -> None:
+        """Evict least recently used idle targets until a new one for ``address`` fits; else refuse."""
+        same_server = [k for k in self._probed if k[0] == address]
+        in_default = 1 if self._default_key and self._default_key[0] == address else 0
+        if len(same_server) + in_default >= self.limits.max_connections_per_server:
+            if not self._evict(same_server):
+                raise TooManyTargets(f"{address} already has {self.limits.max_connections_per_server} connections "
+                                     "scraping (--probe.max-connections-per-server)")
+        if len(self._probed) + (self.default is not None) >= self.limits.max_connections:
+            if not self._evict(list(self._probed)):
+                raise TooManyTargets(f"{self.limits.max_connections} connections are scraping "
+                                     "(--probe.max-connections)")
+
+    def _evict(self, keys: list[tuple]) -> bool:
+        for key in keys:  # oldest first
+            target = self._probed[key]
+            if not target.flight.busy:
+                del self._probed[key]
+                target.close()
+                return True
+        return False
+
+    def all(self) -> list[Target]:
+        with self._mu:
+            return ([self.default] if self.default else []) + list(self._probed.values())
+
+    # --- the janitor ----------------------------------------------------------------------------
+
+    def start_janitor(self, interval: float = 30.0) -> None:
+        self._janitor = threading.Thread(target=self._sweep_forever, args=(interval,), daemon=True, name="janitor")
+        self._janitor.start()
+
+    def sweep(self) -> None:
+        idle = self.limits.idle_timeout
+        for target in self.all():
+            if target.close_if_idle(idle):
+                log.debug("closed the idle connection to %s", target.settings.address)
+        with self._mu:
+            forgotten = [k for k, t in self._probed.items()
+                         if not t.session.is_open and time.monotonic() - t.session.last_used > 2 * idle]
+            for key in forgotten:
+                del self._probed[key]
+
+    def _sweep_forever(self, interval: float) -> None:
+        while not self._stop.wait(interval):
+            self.sweep()
+
+    def close(self) -> None:
+        """Stop the janitor and close every connection (shutdown)."""
+        self._stop.set()
+        for target in self.all():
+            target.close()

@@ -1,0 +1,64 @@
+"""The exporter's own writer of the text formats gives the bytes prometheus_client's encoders give, in both
+formats, for every recorded server and status text (it exists because it is several times faster)."""
+
+from __future__ import annotations
+
+import pytest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import CollectorRegistry
+
+from innodb_exporter import exposition, offline
+from innodb_exporter.families import Family
+from innodb_exporter.scrape import ScrapeResult
+from support import golden
+
+OPENMETRICS = "application/openmetrics-text; version=1.0.0"
+
+
+class Static:
+    def __init__(self, families):
+        self.families = families
+
+    def collect(self):
+        return iter(self.families)
+
+
+def reference(exposed, accept: str) -> bytes:
+    """What prometheus_client writes for the same families."""
+    families = []
+    for item in exposed:
+        cls = CounterMetricFamily if item.type == "counter" else GaugeMetricFamily
+        family = cls(item.family.name, item.family.help, labels=item.family.labels)
+        for labels, value in item.samples:
+            family.add_metric(list(labels), value)
+        families.append(family)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Static(families))
+    return choose_encoder(accept)[0](registry)
+
+
+def server_families(name):
+    snapshot, results = golden.snapshot_from_capture(name)
+    return exposition.families(ScrapeResult(True, snapshot.server, results, snapshot))
+
+
+@pytest.mark.parametrize("accept", ["", OPENMETRICS], ids=["text", "openmetrics"])
+@pytest.mark.parametrize("name", golden.server_captures())
+def test_recorded_servers_are_written_as_prometheus_client_writes_them(name, accept):
+    exposed = server_families(name)
+    assert exposition.render(exposed, accept)[0] == reference(exposed, accept)
+
+
+@pytest.mark.parametrize("accept", ["", OPENMETRICS], ids=["text", "openmetrics"])
+@pytest.mark.parametrize("name", golden.status_fixtures())
+def test_status_texts_are_written_as_prometheus_client_writes_them(name, accept):
+    exposed = offline.parse_text(golden.read_status(name)).families
+    assert exposition.render(exposed, accept)[0] == reference(exposed, accept)
+
+
+def test_label_values_and_help_are_escaped_in_both_formats():
+    family = Family("x_total", "counter", "", 'a "quoted"\\ help\nline', ("b", "a"))
+    exposed = [family.build([(('va"l\\ue\n', "z"), 1.5), (("", "0"), 2e9)])]
+    for accept in ("", OPENMETRICS):
+        assert exposition.render(exposed, accept)[0] == reference(exposed, accept)
