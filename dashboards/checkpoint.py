@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from .common import ALERTS, INNODB, ORANGE, RATE, RED, Signal, dashboard, panel, q
+from signals import innodb as s
+from signals.promql import innodb, rate, sum_by
+
+from .common import CONFIG, ORANGE, RED, YELLOW, Query, View, dashboard, panel
 
 UID = "innodb-checkpoint"
+TITLE = "InnoDB / Checkpoint age and flushing"
 
-AGE_LIMITS = Signal(
+AGE_LIMITS = View(
     "Checkpoint age against its limits",
-    (q(f"innodb_checkpoint_age_bytes{{{INNODB}}}{{off}}", "checkpoint age"),
-     q(f"innodb_checkpoint_age_async_bytes{{{INNODB}}}{{off}}", "async flush point"),
-     q(f"innodb_checkpoint_age_sync_bytes{{{INNODB}}}{{off}}", "sync flush point"),
-     q(f"innodb_checkpoint_age_max_bytes{{{INNODB}}}{{off}}", "max checkpoint age"),
-     q(f"innodb_redo_capacity_bytes{{{INNODB}}}{{off}}", "REDO capacity")),
+    (Query(s.CHECKPOINT_AGE, "checkpoint age"),
+     Query(s.CHECKPOINT_ASYNC, "async flush point", limit=True, color=YELLOW),
+     Query(s.CHECKPOINT_SYNC, "sync flush point", limit=True, color=ORANGE),
+     Query(s.CHECKPOINT_MAX, "max checkpoint age", limit=True, color=RED),
+     Query(innodb("innodb_redo_capacity_bytes"), "REDO capacity", limit=True, color="purple")),
     "bytes",
     "REDO written since the last checkpoint, against the points where flushing turns aggressive (async), "
     "user threads flush (sync; on MariaDB the max itself) and writers stall (max). Healthy: checkpoint age stays under "
@@ -20,32 +24,33 @@ AGE_LIMITS = Signal(
     "InnoDBCheckpointAgePastAsyncPoint, InnoDBCheckpointAgePastSyncPoint.",
     min=0,
 )
-AGE_RATIO = Signal(
+AGE_RATIO = View(
     "Checkpoint age, share of the max",
-    (q("instance:innodb_checkpoint_age:ratio{" + INNODB + "}{off}", "checkpoint age / max"),),
+    (Query(s.CHECKPOINT_AGE_RATIO, "checkpoint age / max"),),
     "percentunit",
     f"Checkpoint age as a share of the max checkpoint age. Healthy: under "
-    f"{ALERTS['checkpoint_age_warning_ratio']:.0%} (InnoDBCheckpointAgeHigh warns above, and pages above "
-    f"{ALERTS['checkpoint_age_critical_ratio']:.0%}).",
-    steps=((ALERTS["checkpoint_age_warning_ratio"], ORANGE), (ALERTS["checkpoint_age_critical_ratio"], RED)),
+    f"{CONFIG['checkpoint_age_warning_ratio']:.0%} (InnoDBCheckpointAgeHigh warns above, and pages above "
+    f"{CONFIG['checkpoint_age_critical_ratio']:.0%}).",
+    steps=((CONFIG["checkpoint_age_warning_ratio"], ORANGE), (CONFIG["checkpoint_age_critical_ratio"], RED)),
     min=0, max=1,
 )
-MODIFIED_AGE = Signal(
+MODIFIED_AGE = View(
     "Modified age against the flush points",
-    (q(f"innodb_redo_modified_age_bytes{{{INNODB}}}{{off}}", "modified age (LSN − oldest dirty page)"),
-     q(f"innodb_checkpoint_age_async_bytes{{{INNODB}}}{{off}}", "async flush point"),
-     q(f"innodb_checkpoint_age_sync_bytes{{{INNODB}}}{{off}}", "sync flush point")),
+    (Query(innodb("innodb_redo_modified_age_bytes"), "modified age (LSN − oldest dirty page)"),
+     Query(s.CHECKPOINT_ASYNC, "async flush point", limit=True, color=YELLOW),
+     Query(s.CHECKPOINT_SYNC, "sync flush point", limit=True, color=ORANGE)),
     "bytes",
     "The age of the oldest unflushed change, which InnoDB compares with the async and sync points to decide "
     "how hard to flush. Healthy: well under the async point; a saw-tooth that touches it means flushing "
     "only catches up under pressure.",
     min=0,
 )
-FLUSH_RATE = Signal(
+FLUSH_RATE = View(
     "Flush rate by kind against the target",
-    (q(f"sum by (kind) (rate(innodb_flush_pages_total{{{INNODB}}}[{RATE}]{{off}}))", "{{kind}}"),
-     q(f"rate(innodb_buffer_pool_pages_flushed_total{{{INNODB}}}[{RATE}]{{off}})", "all pages flushed"),
-     q(f'innodb_flush_target_pages{{{INNODB},reason="requested"}}{{off}}', "target: pages requested per pass")),
+    (Query(sum_by(("kind",), s.FLUSH_PAGES.expr), "{{kind}}"),
+     Query(s.PAGES_FLUSHED, "all pages flushed"),
+     Query(innodb("innodb_flush_target_pages", 'reason="requested"'), "target: pages requested per pass (≈ 1 s)",
+           limit=True, color=RED, dimension="count/s")),  # pages per pass, about one pass a second
     "pps",
     "Pages flushed per second by kind (adaptive, background, sync, LRU, neighbours) and the number of pages "
     "adaptive flushing asked for in its last pass (about once a second). Healthy: adaptive flushing follows "
@@ -53,40 +58,41 @@ FLUSH_RATE = Signal(
     "should not appear (InnoDBSyncFlushWaits).",
     min=0,
 )
-WHO_REQUESTS = Signal(
+# innodb_flush_io_capacity_ratio is a multiple of innodb_io_capacity (1313% is 13 times): not a share.
+WHO_REQUESTS = View(
     "Who requests flushing: dirty pages or REDO",
-    (q(f"innodb_flush_io_capacity_ratio{{{INNODB}}}{{off}}", "{{reason}}"),
-     q("instance:innodb_buffer_pool_dirty_pages:ratio{" + INNODB + "}{off}", "dirty pages / buffer pool")),
-    "percentunit",
-    "The share of innodb_io_capacity adaptive flushing asks for because of the dirty pages percentage and "
-    "because of REDO age (can exceed 100%), and the dirty page share of the buffer pool. Healthy: requests "
-    "come from the dirty pages level; a high REDO share means checkpoint age drives flushing and the REDO "
-    "log is small for the write rate. On MariaDB 'dirty_pages' holds the larger of both.",
+    (Query(innodb("innodb_flush_io_capacity_ratio", 'reason="dirty_pages"'), "for the dirty pages level"),
+     Query(innodb("innodb_flush_io_capacity_ratio", 'reason="redo"'), "for REDO (checkpoint age)")),
+    "suffix:× io_capacity",
+    "How many times innodb_io_capacity adaptive flushing asks for, because of the dirty pages level and "
+    "because of REDO age (InnoDB caps the request at innodb_io_capacity_max). Healthy: requests come from "
+    "the dirty pages level; a high REDO multiple means checkpoint age drives flushing and the REDO log is "
+    "small for the write rate. On MariaDB 'for the dirty pages level' holds the larger of both.",
     min=0,
 )
-FLUSH_TIME = Signal(
+FLUSH_TIME = View(
     "Flushing time per pass",
-    (q(f"innodb_flush_avg_seconds{{{INNODB}}}{{off}}", "{{kind}}"),),
+    (Query(s.FLUSH_AVG_SECONDS, "{{kind}}"),),
     "s",
     f"Average time of a flushing pass over InnoDB's averaging window. Healthy: under 1 s (document 004: "
-    f"'do we finish flushing within 1 sec?'); InnoDBFlushingSlow warns above {ALERTS['flush_seconds_max']} s.",
-    steps=((ALERTS["flush_seconds_max"], RED),), min=0,
+    f"'do we finish flushing within 1 sec?'); InnoDBFlushingSlow warns above {CONFIG['flush_seconds_max']} s.",
+    steps=((CONFIG["flush_seconds_max"], RED),), min=0,
 )
-STALLS = Signal(
+STALLS = View(
     "Sync flush waits and log buffer waits",
-    (q(f"rate(innodb_flush_sync_waits_total{{{INNODB}}}[{RATE}]{{off}})", "sync flush waits"),
-     q(f"rate(innodb_redo_log_waits_total{{{INNODB}}}[{RATE}]{{off}})", "log buffer waits")),
+    (Query(s.SYNC_FLUSH_WAITS, "sync flush waits"),
+     Query(rate(innodb("innodb_redo_log_waits_total")), "log buffer waits")),
     "ops",
     "Threads that waited for a synchronous flush (REDO ran out of room) or for the log buffer to be written "
     "(innodb_log_buffer_size too small). Healthy: zero. Alert: InnoDBSyncFlushWaits.",
-    min=0,
+    min=0, soft_max=1,
 )
 
-SIGNALS = (AGE_LIMITS, AGE_RATIO, MODIFIED_AGE, FLUSH_RATE, WHO_REQUESTS, FLUSH_TIME, STALLS)
+VIEWS = (AGE_LIMITS, AGE_RATIO, MODIFIED_AGE, FLUSH_RATE, WHO_REQUESTS, FLUSH_TIME, STALLS)
 
 
 def build():
-    d = dashboard(UID, "InnoDB / Checkpoint age and flushing",
+    d = dashboard(UID, TITLE,
                   "Checkpoint age against its limits, and whether flushing follows the REDO (documents 003, 004).")
     d = d.with_panel(panel(AGE_LIMITS, 16)).with_panel(panel(AGE_RATIO, 8))
     d = d.with_panel(panel(FLUSH_RATE)).with_panel(panel(WHO_REQUESTS))

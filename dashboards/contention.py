@@ -2,67 +2,108 @@
 
 from __future__ import annotations
 
-from .common import ALERTS, INNODB, MYSQLD, ORANGE, RATE, RED, Signal, dashboard, panel, q
+from signals import innodb as s
+from signals.promql import innodb, label_replace, mysqld, rate, top_over_range, total
+
+from .common import CONFIG, GREEN, ORANGE, RED, Query, View, dashboard, panel
 
 UID = "innodb-contention"
-NO_SYNC_ARRAY = "MariaDB 10.6+ replaced the sync array, and its SEMAPHORES section lists no waits or spins."
+TITLE = "InnoDB / Contention"
+NO_SYNC_ARRAY = "MariaDB 10.6+ replaced the sync array; its SEMAPHORES section lists no waits or spins."
+TOP = 10
+NOT_TIMED = "No data: performance_schema times no InnoDB latch (instruments wait/synch/%/innodb/% off)"
 
-SEMAPHORES = Signal(
-    "Semaphore waits by latch",
-    (q(f"innodb_semaphore_waiting_threads{{{INNODB}}}{{off}}", "{{latch}}", NO_SYNC_ARRAY),
-     q(f"innodb_semaphore_longest_wait_seconds{{{INNODB}}}{{off}}", "longest wait (s)")),
+
+def _top_latches(metric: str):
+    """The latches that rank highest over the whole range; the exporter's rest-of-latches bucket is named so."""
+    top = top_over_range(TOP, innodb(metric), ("kind", "name"))
+    return label_replace(top, "name", "all other latches", "name", "other")
+
+
+LATCH_TIME = View(
+    f"Latch wait time, top {TOP}",
+    (Query(_top_latches("innodb_latch_wait_seconds_total"), "{{name}}"),),
+    "percentunit",
+    "Time spent waiting per second, per InnoDB latch (performance_schema), as a share of one thread's time: "
+    "100% is one thread waiting all the time (several threads waiting at once add up past it). The "
+    f"{TOP} latches are those that waited most over the whole range shown. The top of this list is where "
+    "threads queue; compare it across changes. Healthy: well under 100%. Needs the wait/synch/%/innodb/% "
+    "instruments on (off by default on MariaDB).",
+    min=0, many_series=True, no_value=NOT_TIMED,
+)
+LATCH_COUNT = View(
+    f"Latch waits, top {TOP}",
+    (Query(_top_latches("innodb_latch_waits_total"), "{{name}}"),),
+    "ops",
+    f"Waits per second per InnoDB latch (performance_schema), for the {TOP} latches that waited most often over "
+    "the range shown. Many short waits differ from few long ones: read it with the time panel. Healthy: no "
+    "latch whose waits grow faster than the load.",
+    min=0, many_series=True, no_value=NOT_TIMED,
+)
+SEMAPHORES = View(
+    "Threads waiting for a latch (sync array)",
+    (Query(innodb("innodb_semaphore_waiting_threads"), "{{latch}}"),),
     "short",
     "Threads waiting for a latch at each scrape, by latch name or creation site (SHOW ENGINE INNODB STATUS, "
-    "SEMAPHORES), and the longest wait. Document 003: sample several times and aggregate by latch; the most "
-    "frequent is not always the cause. Healthy: brief, scattered waits. InnoDB aborts at a 600 s wait; "
-    "InnoDBSemaphoreWaitLong warns at 60 s.",
-    steps=((ALERTS["semaphore_wait_warning_seconds"], ORANGE), (ALERTS["semaphore_wait_critical_seconds"], RED)),
-    min=0,
+    "SEMAPHORES). Document 003: sample several times and aggregate by latch; the most frequent is not always "
+    "the cause. Healthy: brief, scattered waits.",
+    min=0, soft_max=1, no_data_on_mariadb=NO_SYNC_ARRAY,
+    no_value="No thread waiting for a latch (MariaDB 10.6+ never lists any)",
 )
-LATCH_TIME = Signal(
-    "Latch wait time, top 10",
-    (q(f"topk(10, rate(innodb_latch_wait_seconds_total{{{INNODB}}}[{RATE}]{{off}}))", "{{kind}} {{name}}"),),
+LONGEST_WAIT = View(
+    "Longest semaphore wait",
+    (Query(s.SEMAPHORE_LONGEST_WAIT, "longest wait"),),
     "s",
-    "Seconds spent waiting per second, per InnoDB latch (performance_schema). The top of this list is where "
-    "threads queue; compare it across changes. Healthy: well under 1 (one thread waiting all the time). "
-    "Needs the wait/synch/%/innodb/% instruments on (off by default on MariaDB).",
-    min=0,
+    f"The longest current wait for an InnoDB latch. Healthy: 0 or brief. InnoDB aborts the server at a 600 s "
+    f"wait; InnoDBSemaphoreWaitLong warns at {CONFIG['semaphore_wait_warning_seconds']} s and pages at "
+    f"{CONFIG['semaphore_wait_critical_seconds']} s.",
+    steps=((CONFIG["semaphore_wait_warning_seconds"], ORANGE), (CONFIG["semaphore_wait_critical_seconds"], RED)),
+    min=0, soft_max=1,
 )
-LATCH_COUNT = Signal(
-    "Latch waits, top 10",
-    (q(f"topk(10, rate(innodb_latch_waits_total{{{INNODB}}}[{RATE}]{{off}}))", "{{kind}} {{name}}"),),
+SPINS = View(
+    "Spin rounds and OS waits",
+    (Query(rate(innodb("innodb_semaphore_spin_rounds_total")), "spin rounds {{mode}}"),
+     Query(rate(innodb("innodb_semaphore_os_waits_total")), "OS waits {{mode}}"),
+     Query(rate(innodb("innodb_semaphore_os_wait_reservations_total")), "OS wait array reservations")),
     "ops",
-    "Waits per second per InnoDB latch (performance_schema). Many short waits differ from few long ones: "
-    "read it with the time panel. Healthy: no latch whose waits grow faster than the load.",
-    min=0,
+    "Spinning and sleeping on latches (SHOW ENGINE INNODB STATUS, SEMAPHORES). Healthy: OS waits a small share "
+    "of spins.",
+    min=0, no_data_on_mariadb=NO_SYNC_ARRAY, no_value="No data on MariaDB 10.6+: no sync array",
 )
-MUTEX = Signal(
+ROW_LOCKS = View(
+    "Row lock waits",
+    (Query(rate(mysqld("mysql_global_status_innodb_row_lock_waits")), "row lock waits"),),
+    "ops",
+    "Row lock waits per second (mysqld_exporter): transactions queueing on each other's rows, not on "
+    "InnoDB's latches. Healthy: low and steady with the load.",
+    min=0, soft_max=1,
+)
+MUTEX = View(
     "SHOW ENGINE INNODB MUTEX waits",
-    (q(f"topk(10, rate(innodb_mutex_waits_total{{{INNODB}}}[{RATE}]{{off}}))", "{{name}}"),),
+    (Query(top_over_range(TOP, innodb("innodb_mutex_waits_total"), ("name",)), "{{name}}"),),
     "ops",
     "Waits per second per latch as SHOW ENGINE INNODB MUTEX reports them (dim_STAT's innodbMUTEX). "
     "Healthy: no latch dominates and none grows with the load.",
     min=0, no_data_on_mariadb="SHOW ENGINE INNODB MUTEX returns no rows on MariaDB 10.6+.",
-)
-SPINS = Signal(
-    "Spin rounds and OS waits",
-    (q(f"rate(innodb_semaphore_spin_rounds_total{{{INNODB}}}[{RATE}]{{off}})", "spin rounds {{mode}}", NO_SYNC_ARRAY),
-     q(f"rate(innodb_semaphore_os_waits_total{{{INNODB}}}[{RATE}]{{off}})", "OS waits {{mode}}", NO_SYNC_ARRAY),
-     q(f"rate(innodb_semaphore_os_wait_reservations_total{{{INNODB}}}[{RATE}]{{off}})", "OS wait array reservations",
-       NO_SYNC_ARRAY),
-     q(f"rate(mysql_global_status_innodb_row_lock_waits{{{MYSQLD}}}[{RATE}]{{off}})", "row lock waits")),
-    "ops",
-    "Spinning and sleeping on latches (SEMAPHORES), and row lock waits. "
-    "Healthy: OS waits a small share of spins; row lock waits low and steady.",
-    min=0,
+    no_value="No data on MariaDB 10.6+: SHOW ENGINE INNODB MUTEX is empty",
 )
 
-SIGNALS = (SEMAPHORES, LATCH_TIME, LATCH_COUNT, MUTEX, SPINS)
+NOT_TIMED_COUNT = View(
+    "Latch instruments not timed",
+    (Query(total(s.LATCH_INSTRUMENTS_DISABLED.expr), "instruments off"),),
+    "none",
+    "InnoDB latch instruments (wait/synch/%/innodb/%) that performance_schema does not time, all kinds "
+    "together: their latches are missing from the top 10 panels. Healthy: 0. Turn them on with "
+    "performance_schema_instrument='wait/synch/%/innodb/%=ON' in my.cnf (MariaDB has them off by default).",
+    kind="stat", base=GREEN, steps=((1, ORANGE),),
+)
+
+VIEWS = (LATCH_TIME, LATCH_COUNT, SEMAPHORES, LONGEST_WAIT, SPINS, ROW_LOCKS, MUTEX, NOT_TIMED_COUNT)
 
 
 def build():
-    d = dashboard(UID, "InnoDB / Contention", "Semaphore waits by latch, latch waits top N, mutex status.")
-    d = d.with_panel(panel(LATCH_TIME)).with_panel(panel(LATCH_COUNT))
-    d = d.with_panel(panel(SEMAPHORES)).with_panel(panel(SPINS))
-    d = d.with_panel(panel(MUTEX, 24))
+    d = dashboard(UID, TITLE, "Latch waits top N, semaphore waits, spins, row locks, mutex status.")
+    d = d.with_panel(panel(LATCH_TIME, height=12)).with_panel(panel(LATCH_COUNT, height=12))
+    d = d.with_panel(panel(LONGEST_WAIT, 10)).with_panel(panel(ROW_LOCKS, 10)).with_panel(panel(NOT_TIMED_COUNT, 4))
+    d = d.with_panel(panel(SEMAPHORES, 8)).with_panel(panel(SPINS, 8)).with_panel(panel(MUTEX, 8))
     return d

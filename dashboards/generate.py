@@ -1,7 +1,10 @@
 """Write the dashboards: ``python -m dashboards.generate`` (from the repository root).
 
-Each module of this package builds one dashboard; the JSON goes beside them as <uid>.json, with
-sorted keys, stable uids and panel ids, so that a regeneration that changes nothing changes no byte.
+Each module of this package builds one dashboard; its JSON goes to grafana/<uid>.json (the folder
+Grafana's provisioning reads), with sorted keys, stable uids and panel ids, so that a regeneration that
+changes nothing changes no byte. index.json lists the data source uids and the dashboards in the order
+the tuning procedure reads them (the replay importer reads it); it stays out of grafana/, where
+Grafana would take it for a dashboard without a title and log an error every time it scans.
 The tests regenerate and fail on any difference.
 """
 
@@ -14,9 +17,13 @@ import sys
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from . import buffer_pool, checkpoint, compare, contention, host, overview, purge, redo
-from .common import ALERT_ANNOTATION, ALERT_ANNOTATION_FORMAT
+from .common import (ALERT_ANNOTATION, ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION, CAPTURE_ANNOTATION_FORMAT,
+                     DATASOURCE_UID, REPLAY_DATASOURCE_UID)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+GRAFANA_DIR = os.path.join(HERE, "grafana")
+INDEX = os.path.join(HERE, "index.json")
+# The order the tuning procedure reads them in.
 MODULES = (overview, checkpoint, buffer_pool, purge, redo, contention, host, compare)
 
 
@@ -24,26 +31,44 @@ def render(module) -> dict:
     data = json.loads(JSONEncoder(sort_keys=True).encode(module.build().build()))
     for number, p in enumerate(data["panels"], start=1):
         p["id"] = number  # stable: the order of the panels in the module
+    formats = {ALERT_ANNOTATION: ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION: CAPTURE_ANNOTATION_FORMAT}
     for annotation in data["annotations"]["list"]:
-        if annotation["name"] == ALERT_ANNOTATION:
-            annotation.update(ALERT_ANNOTATION_FORMAT)
+        annotation.update(formats.get(annotation["name"], {}))
     return data
 
 
+def _text(data) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def dashboards() -> dict[str, str]:
-    """File name -> JSON text, for every dashboard."""
+    """File name (under grafana/) -> JSON text, for every dashboard."""
     out = {}
     for module in MODULES:
         data = render(module)
-        out[f"{data['uid']}.json"] = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        out[f"{data['uid']}.json"] = _text(data)
     return out
 
 
+def index() -> str:
+    """index.json: the data sources' uids and every dashboard's uid and title, in reading order."""
+    entries = [{"uid": module.UID, "title": module.TITLE} for module in MODULES]
+    return json.dumps({"datasources": {"prometheus": DATASOURCE_UID, "replay": REPLAY_DATASOURCE_UID},
+                       "dashboards": entries}, indent=2, ensure_ascii=False) + "\n"
+
+
 def main() -> int:
-    for name, text in dashboards().items():
-        with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+    os.makedirs(GRAFANA_DIR, exist_ok=True)
+    generated = dashboards()
+    for stale in set(os.listdir(GRAFANA_DIR)) - set(generated):
+        if stale.endswith(".json"):
+            os.remove(os.path.join(GRAFANA_DIR, stale))
+    for name, text in generated.items():
+        with open(os.path.join(GRAFANA_DIR, name), "w", encoding="utf-8") as f:
             f.write(text)
-    print(f"wrote {len(MODULES)} dashboards to {HERE}", file=sys.stderr)
+    with open(INDEX, "w", encoding="utf-8") as f:
+        f.write(index())
+    print(f"wrote {len(MODULES)} dashboards to {GRAFANA_DIR} and {INDEX}", file=sys.stderr)
     return 0
 
 

@@ -2,85 +2,98 @@
 
 from __future__ import annotations
 
-from .common import MYSQLD, NODE, RATE, Signal, dashboard, panel, q
+from signals import host as h
+from signals.promql import binary, count, mysqld, node, rate, scalar, sum_by
+
+from .common import Query, View, dashboard, panel
 
 UID = "innodb-host"
-DISKS = NODE + ',device!~"loop.*|ram.*|zram.*|fd.*|sr.*"'
-NICS = NODE + ',device!~"lo|veth.*|docker.*|br-.*|ifb.*"'
+TITLE = "InnoDB / Host"
+NICS = 'device!~"lo|veth.*|docker.*|br-.*|ifb.*"'
+CPUS = count(node("node_cpu_seconds_total", 'mode="idle"'))
 
-CPU = Signal(
+CPU = View(
     "CPU: user, system, iowait",
-    (q(f'sum by (mode) (rate(node_cpu_seconds_total{{{NODE},mode=~"user|system|iowait|steal|softirq"}}[{RATE}]{{off}}))'
-       f" / scalar(count(node_cpu_seconds_total{{{NODE},mode=\"idle\"}}{{off}}))", "{{mode}}"),),
+    (Query(binary(sum_by(("mode",), rate(node("node_cpu_seconds_total", 'mode=~"user|system|iowait|steal|softirq"'))),
+                  "/", scalar(CPUS)), "{{mode}}"),),
     "percentunit",
-    "Share of all CPUs by mode (vmstat's us/sy/wa). Healthy: headroom; high system time points at kernel or "
-    "latch spinning, iowait at storage (document 003: CPU bound or IO bound decides the next step).",
+    "Share of all CPUs by mode (vmstat's us/sy/wa); stacked on Host, where the top is the CPU in use (Compare "
+    "draws each mode alone, now and earlier). Healthy: "
+    "headroom; high system time points at kernel or latch spinning, iowait at storage (document 003: CPU "
+    "bound or IO bound decides the next step).",
     min=0, max=1, stacked=True,
 )
-LOAD = Signal(
+LOAD = View(
     "Load and running threads",
-    (q(f"node_load1{{{NODE}}}{{off}}", "load 1m"),
-     q(f"count(node_cpu_seconds_total{{{NODE},mode=\"idle\"}}{{off}})", "CPUs"),
-     q(f"mysql_global_status_threads_running{{{MYSQLD}}}{{off}}", "MySQL threads running")),
+    (Query(node("node_load1"), "load 1m"),
+     Query(CPUS, "CPUs", limit=True, color="red"),
+     Query(mysqld("mysql_global_status_threads_running"), "MySQL threads running")),
     "short",
     "Load average against the CPU count, and the server's running threads. Healthy: load under the CPU count.",
     min=0,
 )
-DISK_BYTES = Signal(
+DISK_BYTES = View(
     "Disk throughput",
-    (q(f"rate(node_disk_read_bytes_total{{{DISKS}}}[{RATE}]{{off}})", "read {{device}}"),
-     q(f"rate(node_disk_written_bytes_total{{{DISKS}}}[{RATE}]{{off}})", "written {{device}}")),
+    (Query(rate(h.disk("node_disk_read_bytes_total")), "read {{device}}"),
+     Query(rate(h.disk("node_disk_written_bytes_total")), "written {{device}}")),
     "Bps",
     "Bytes read and written per second per device (iostat). Healthy: below what the device sustains.",
     min=0,
 )
-DISK_IOPS = Signal(
+DISK_IOPS = View(
     "Disk operations",
-    (q(f"rate(node_disk_reads_completed_total{{{DISKS}}}[{RATE}]{{off}})", "reads {{device}}"),
-     q(f"rate(node_disk_writes_completed_total{{{DISKS}}}[{RATE}]{{off}})", "writes {{device}}")),
+    (Query(rate(h.disk("node_disk_reads_completed_total")), "reads {{device}}"),
+     Query(rate(h.disk("node_disk_writes_completed_total")), "writes {{device}}")),
     "iops",
     "IO operations per second per device. Healthy: below what the device sustains; innodb_io_capacity(_max) "
     "should match it.",
     min=0,
 )
-DISK_LATENCY = Signal(
-    "Disk latency and utilisation",
-    (q(f"rate(node_disk_read_time_seconds_total{{{DISKS}}}[{RATE}]{{off}})"
-       f" / rate(node_disk_reads_completed_total{{{DISKS}}}[{RATE}]{{off}})", "read {{device}}"),
-     q(f"rate(node_disk_write_time_seconds_total{{{DISKS}}}[{RATE}]{{off}})"
-       f" / rate(node_disk_writes_completed_total{{{DISKS}}}[{RATE}]{{off}})", "write {{device}}"),
-     q(f"rate(node_disk_io_time_seconds_total{{{DISKS}}}[{RATE}]{{off}})", "busy {{device}} (share)")),
+DISK_LATENCY = View(
+    "Disk latency",
+    (Query(rate(h.disk("node_disk_read_time_seconds_total")) / rate(h.disk("node_disk_reads_completed_total")),
+           "read {{device}}"),
+     Query(h.WRITE_LATENCY, "write {{device}}"),
+     Query(h.FLUSH_LATENCY, "flush {{device}}")),
     "s",
-    "Average time per read and per write (a gap when there was none), and the share of time each device was "
-    "busy. Healthy: "
-    "sub-millisecond writes on SSD for the REDO device; busy near 1 means saturated.",
+    "Average time per read, per write and per flush (what an fsync asks of the device; Linux 5.5+) of each "
+    "device; a gap when there was none. Healthy: sub-millisecond writes and flushes on SSD for the REDO device.",
     min=0,
 )
-MEMORY = Signal(
+DISK_BUSY = View(
+    "Disk busy",
+    (Query(rate(h.disk("node_disk_io_time_seconds_total")), "busy {{device}}"),),
+    "percentunit",
+    "Share of the time each device had IO in flight (iostat's %util). Healthy: well under 100%; near 100% a "
+    "single-queue disk is saturated (an SSD or NVMe device may still have room).",
+    min=0, max=1,
+)
+MEMORY = View(
     "Memory",
-    (q(f"node_memory_MemTotal_bytes{{{NODE}}}{{off}} - node_memory_MemAvailable_bytes{{{NODE}}}{{off}}", "used"),
-     q(f"node_memory_Cached_bytes{{{NODE}}}{{off}} + node_memory_Buffers_bytes{{{NODE}}}{{off}}", "page cache"),
-     q(f"node_memory_MemAvailable_bytes{{{NODE}}}{{off}}", "available")),
+    (Query(node("node_memory_MemTotal_bytes") - node("node_memory_MemAvailable_bytes"), "used"),
+     Query(node("node_memory_Cached_bytes") + node("node_memory_Buffers_bytes"), "page cache"),
+     Query(node("node_memory_MemAvailable_bytes"), "available")),
     "bytes",
     "Used, page cache and available memory. Healthy: available never near zero (document 003: buffer pool "
     "plus REDO under what mysqld may use, and O_DIRECT so data pages are cached only once).",
     min=0,
 )
-NETWORK = Signal(
+NETWORK = View(
     "Network",
-    (q(f"rate(node_network_receive_bytes_total{{{NICS}}}[{RATE}]{{off}})", "in {{device}}"),
-     q(f"rate(node_network_transmit_bytes_total{{{NICS}}}[{RATE}]{{off}})", "out {{device}}")),
+    (Query(rate(node("node_network_receive_bytes_total", NICS)), "in {{device}}"),
+     Query(rate(node("node_network_transmit_bytes_total", NICS)), "out {{device}}")),
     "Bps",
     "Bytes per second in and out per interface. Healthy: below the link's capacity.",
     min=0,
 )
 
-SIGNALS = (CPU, LOAD, DISK_BYTES, DISK_IOPS, DISK_LATENCY, MEMORY, NETWORK)
+VIEWS = (CPU, LOAD, DISK_BYTES, DISK_IOPS, DISK_LATENCY, DISK_BUSY, MEMORY, NETWORK)
 
 
 def build():
-    d = dashboard(UID, "InnoDB / Host", "CPU, disks, memory and network under the server (node_exporter).")
+    d = dashboard(UID, TITLE, "CPU, disks, memory and network under the server (node_exporter).")
     d = d.with_panel(panel(CPU)).with_panel(panel(LOAD))
     d = d.with_panel(panel(DISK_BYTES)).with_panel(panel(DISK_IOPS))
-    d = d.with_panel(panel(DISK_LATENCY)).with_panel(panel(MEMORY, 6)).with_panel(panel(NETWORK, 6))
+    d = d.with_panel(panel(DISK_LATENCY)).with_panel(panel(DISK_BUSY))
+    d = d.with_panel(panel(MEMORY)).with_panel(panel(NETWORK))
     return d

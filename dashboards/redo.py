@@ -2,73 +2,86 @@
 
 from __future__ import annotations
 
-from .common import ALERTS, INNODB, MYSQLD, ORANGE, RATE, Signal, dashboard, panel, q
+from signals import host as h
+from signals import innodb as s
+from signals.promql import innodb, mysqld, rate
+
+from .common import CONFIG, ORANGE, Query, View, dashboard, panel
 
 UID = "innodb-redo"
+TITLE = "InnoDB / REDO"
 
 NO_FSYNC = ("MariaDB 10.8+ neither counts REDO fsyncs on their own nor instruments the REDO file in "
-            "performance_schema.")
+            "performance_schema; the host's lines measure the device instead.")
 
-BYTES = Signal(
+BYTES = View(
     "REDO written per second",
-    (q(f"rate(innodb_redo_written_bytes_total{{{INNODB}}}[{RATE}]{{off}})", "REDO bytes/s"),),
+    (Query(s.REDO_WRITTEN, "REDO bytes/s"),),
     "Bps",
     "Bytes written to the REDO log per second. Document 004: the max REDO write rate is your max transaction "
     "rate. Healthy: the REDO capacity holds several minutes of it.",
     min=0,
 )
-WRITES = Signal(
+WRITES = View(
     "REDO writes and write requests",
-    (q(f"rate(innodb_redo_writes_total{{{INNODB}}}[{RATE}]{{off}})", "writes/s"),
-     q(f"rate(mysql_global_status_innodb_log_write_requests{{{MYSQLD}}}[{RATE}]{{off}})", "write requests/s")),
+    (Query(rate(innodb("innodb_redo_writes_total")), "writes/s"),
+     Query(rate(mysqld("mysql_global_status_innodb_log_write_requests")), "write requests/s")),
     "ops",
     "Physical REDO writes per second against the requests to write (commits and mini-transactions). "
     "Healthy: writes grouped well below requests.",
     min=0,
 )
-FSYNCS = Signal(
-    "REDO fsyncs per second",
-    (q(f"rate(innodb_redo_fsyncs_total{{{INNODB}}}[{RATE}]{{off}})", "fsyncs/s"),),
+FSYNCS = View(
+    "REDO fsyncs (server) and device flushes (host)",
+    (Query(s.REDO_FSYNCS, "server: REDO fsyncs/s", NO_FSYNC),
+     Query(h.on_data_device(h.FLUSHES.expr), "host {{device}}: flushes/s")),
     "ops",
-    "REDO fsyncs per second (document 004: 'REDO writes/sec, REDO fsync/sec'). Healthy: with "
+    "REDO fsyncs per second as the server counts them (document 004: 'REDO writes/sec, REDO fsync/sec'), and "
+    "the flush requests the host sees on the device that holds the data directory (every fsync of the "
+    "server's files, not only REDO's; all disks when the stack does not know the device). Healthy: with "
     "innodb_flush_log_at_trx_commit = 1, about one per group of commits, following the load.",
-    min=0, no_data_on_mariadb=NO_FSYNC,
-)
-FSYNC_LATENCY = Signal(
-    "REDO fsync latency",
-    (q("instance:innodb_redo_fsync_latency_seconds:avg5m{" + INNODB + "}{off}", "average (5m)"),
-     q(f"innodb_redo_fsync_latency_seconds{{{INNODB}}}{{off}}", "InnoDB's {{stat}}")),
-    "s",
-    f"Average REDO fsync time, and InnoDB's own average and maximum (MySQL 8). Document 004: 'REDO write + "
-    f"fsync latency = your transaction response time'. Healthy: well under a millisecond on SSD; "
-    f"InnoDBRedoFsyncSlow warns above {ALERTS['redo_fsync_seconds'] * 1000:g} ms.",
-    steps=((ALERTS["redo_fsync_seconds"], ORANGE),), min=0, no_data_on_mariadb=NO_FSYNC,
-)
-WAITS = Signal(
-    "Log buffer waits",
-    (q(f"rate(innodb_redo_log_waits_total{{{INNODB}}}[{RATE}]{{off}})", "waits/s"),),
-    "ops",
-    "Writes that waited because the log buffer was full. Healthy: zero; otherwise raise innodb_log_buffer_size.",
     min=0,
 )
-POSITIONS = Signal(
+FSYNC_LATENCY = View(
+    "REDO fsync latency: the server's, or the host's device",
+    (Query(s.REDO_FSYNC_LATENCY, "server: REDO fsync average", NO_FSYNC),
+     Query(innodb("innodb_redo_fsync_latency_seconds"), "server: InnoDB's {{stat}}", NO_FSYNC),
+     Query(h.on_data_device(h.FLUSH_LATENCY.expr), "host {{device}}: flush"),
+     Query(h.on_data_device(h.WRITE_LATENCY.expr), "host {{device}}: write")),
+    "s",
+    f"'server:' lines are the server's own REDO fsync time (performance_schema, or InnoDB's average and maximum "
+    f"on MySQL 8); 'host' lines are what the kernel measures for the device that holds the data directory: "
+    f"the average flush (what an fsync asks of the device) and write. Where the server is silent (MariaDB "
+    f"10.8+) only the host's are shown. Document 004: 'REDO write + fsync latency = your transaction response "
+    f"time'. Healthy: well under a millisecond on SSD; InnoDBRedoFsyncSlow (on the server's average) warns above "
+    f"{CONFIG['redo_fsync_seconds'] * 1000:g} ms. A logarithmic axis: averages in microseconds and maxima in "
+    f"hundreds of milliseconds both stay readable.",
+    steps=((CONFIG["redo_fsync_seconds"], ORANGE),), log_scale=True, fill=0,
+)
+WAITS = View(
+    "Log buffer waits",
+    (Query(rate(innodb("innodb_redo_log_waits_total")), "waits/s"),),
+    "ops",
+    "Writes that waited because the log buffer was full. Healthy: zero; otherwise raise innodb_log_buffer_size.",
+    min=0, soft_max=1,
+)
+POSITIONS = View(
     "REDO not yet flushed, and not yet checkpointed",
-    (q(f"innodb_redo_lsn_bytes{{{INNODB}}}{{off}} - innodb_redo_flushed_lsn_bytes{{{INNODB}}}{{off}}",
-       "written, not flushed"),
-     q(f"innodb_redo_lsn_bytes{{{INNODB}}}{{off}} - innodb_redo_pages_flushed_lsn_bytes{{{INNODB}}}{{off}}",
-       "changes in unflushed pages"),
-     q(f"innodb_checkpoint_age_bytes{{{INNODB}}}{{off}}", "checkpoint age")),
+    (Query(innodb("innodb_redo_lsn_bytes") - innodb("innodb_redo_flushed_lsn_bytes"), "written, not flushed"),
+     Query(innodb("innodb_redo_lsn_bytes") - innodb("innodb_redo_pages_flushed_lsn_bytes"),
+           "changes in unflushed pages"),
+     Query(s.CHECKPOINT_AGE, "checkpoint age")),
     "bytes",
     "Distances between the LSN positions: REDO in the log buffer not yet on disk, changes still only in "
     "dirty pages, and checkpoint age. Healthy: the first stays near zero.",
     min=0,
 )
 
-SIGNALS = (BYTES, WRITES, FSYNCS, FSYNC_LATENCY, WAITS, POSITIONS)
+VIEWS = (BYTES, WRITES, FSYNCS, FSYNC_LATENCY, WAITS, POSITIONS)
 
 
 def build():
-    d = dashboard(UID, "InnoDB / REDO", "REDO write rate, fsyncs and fsync latency (document 004: 'Monitoring: REDO stats').")
+    d = dashboard(UID, TITLE, "REDO write rate, fsyncs and fsync latency (document 004: 'Monitoring: REDO stats').")
     d = d.with_panel(panel(BYTES)).with_panel(panel(WRITES))
     d = d.with_panel(panel(FSYNC_LATENCY)).with_panel(panel(FSYNCS))
     d = d.with_panel(panel(POSITIONS)).with_panel(panel(WAITS))

@@ -1,0 +1,495 @@
+"""Draw every dashboard from a live Prometheus into PNGs, as Grafana would draw it (no Grafana needed).
+
+    python -m dashboards.preview --prometheus http://127.0.0.1:9090 [--instance HOST:PORT] [--range 1h]
+                                 [--offset 1h] [--out /tmp/preview] [--dashboard innodb-redo]
+
+It reads the generated JSON (dashboards/grafana/*.json, what Grafana provisions), substitutes the
+dashboard variables as Grafana does ($instance, $__rate_interval, $__range, $__interval, $offset),
+evaluates each query over the range and draws each panel at its grid position: units, thresholds
+(colours and lines), stacking, min/max and soft limits, fills, dashed overrides, legends, value mappings
+(stats and state timelines), and the no-value text of an empty panel. One PNG per dashboard; it prints the panels that drew no data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRAFANA_DIR = os.path.join(HERE, "grafana")
+SCRAPE_INTERVAL = 15  # the data source's timeInterval (provisioning/grafana/datasources/prometheus.yml)
+MAX_POINTS = 600  # about the points Grafana asks for in a panel of usual width
+
+# Grafana's named colours and its classic palette, in order.
+COLOURS = {"green": "#73BF69", "yellow": "#FADE2A", "orange": "#FF9830", "red": "#F2495C", "blue": "#5794F2",
+           "purple": "#B877D9", "text": "#464C54"}
+PALETTE = ("#7EB26D", "#EAB839", "#6ED0E0", "#EF843C", "#E24D42", "#1F78C1", "#BA43A9", "#705DA0", "#508642",
+           "#CCA300", "#447EBC", "#C15C17", "#890F02", "#0A437C", "#6D1F62", "#584477")
+
+
+# --- variables and queries, as Grafana sends them ------------------------------------------------
+
+def duration(seconds: float) -> str:
+    return f"{int(seconds)}s"
+
+
+def variables(instance: str, range_seconds: int, step: int, offset: str) -> dict[str, str]:
+    """Grafana's values: $__rate_interval is max($__interval + scrape interval, 4 × scrape interval)."""
+    return {"instance": instance, "offset": offset, "__range": duration(range_seconds),
+            "__interval": duration(step), "__rate_interval": duration(max(step + SCRAPE_INTERVAL, 4 * SCRAPE_INTERVAL))}
+
+
+def substitute(expr: str, values: dict[str, str]) -> str:
+    """``$name`` and ``${name}`` replaced; any variable left unknown is an error, not a silent empty query.
+    ``$1`` is label_replace's capture group: Grafana leaves it alone too."""
+    def one(match):
+        name = match.group(1) or match.group(2)
+        if name.isdigit():
+            return match.group(0)
+        if name not in values:
+            raise KeyError(f"variable ${name} has no value: {expr}")
+        return values[name]
+    return re.sub(r"\$\{(\w+)\}|\$(\w+)", one, expr)
+
+
+def query_range(url: str, expr: str, start: float, end: float, step: int) -> dict:
+    params = urllib.parse.urlencode({"query": expr, "start": start, "end": end, "step": step})
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/query_range?{params}", timeout=30) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        return json.load(exc)
+
+
+def legend(fmt: str, metric: dict) -> str:
+    if not fmt or fmt == "__auto":
+        labels = ", ".join(f'{k}="{v}"' for k, v in sorted(metric.items()) if k != "__name__")
+        return f"{metric.get('__name__', '')}{{{labels}}}"
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", lambda m: metric.get(m.group(1), ""), fmt)
+
+
+@dataclass
+class Series:
+    name: str
+    ref: str
+    times: list[float]
+    values: list[float]
+
+
+@dataclass
+class PanelData:
+    series: list[Series] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    window: tuple[float, float] | None = None  # the time range asked for: the x axis, as in Grafana
+
+    @property
+    def empty(self) -> bool:
+        return not any(not math.isnan(v) for s in self.series for v in s.values)
+
+
+def evaluate(panel: dict, url: str, values: dict, start: float, end: float, step: int) -> PanelData:
+    data = PanelData(window=(start, end))
+    for target in panel.get("targets", []):
+        answer = query_range(url, substitute(target["expr"], values), start, end, step)
+        if answer.get("status") != "success":
+            data.errors.append(f"{target['refId']}: {answer.get('error')}")
+            continue
+        for result in answer["data"]["result"]:
+            points = [(float(t), float(v)) for t, v in result["values"]]
+            data.series.append(Series(substitute(legend(target.get("legendFormat", ""), result["metric"]), values),
+                                      target["refId"], [t for t, _ in points], [v for _, v in points]))
+    return data
+
+
+# --- units, as Grafana formats them --------------------------------------------------------------
+
+def _scaled(value: float, base: float, suffixes) -> str:
+    magnitude = abs(value)
+    index = 0
+    while index + 1 < len(suffixes) and magnitude >= base ** (index + 1):
+        index += 1
+    return f"{value / base ** index:.3g}{suffixes[index]}"
+
+
+def format_value(unit: str, value: float) -> str:
+    if value is None or math.isnan(value):
+        return "–"
+    if unit == "percentunit":
+        return f"{value * 100:.3g}%"
+    if unit == "s":
+        magnitude = abs(value)
+        for limit, divisor, suffix in ((3600, 3600, " h"), (60, 60, " min"), (1, 1, " s"), (1e-3, 1e-3, " ms"),
+                                       (1e-6, 1e-6, " µs")):
+            if magnitude >= limit:
+                return f"{value / divisor:.3g}{suffix}"
+        return "0 s" if value == 0 else f"{value / 1e-9:.3g} ns"
+    if unit == "bytes":
+        return _scaled(value, 1024, (" B", " KiB", " MiB", " GiB", " TiB"))
+    if unit == "Bps":
+        return _scaled(value, 1000, (" B/s", " kB/s", " MB/s", " GB/s"))
+    per_second = {"ops": " ops/s", "pps": " p/s", "iops": " io/s", "qps": " q/s"}
+    if unit in per_second:
+        return _scaled(value, 1000, [per_second[unit], " K" + per_second[unit].strip(),
+                                           " M" + per_second[unit].strip()])
+    if unit == "short":
+        return _scaled(value, 1000, ("", " K", " Mil", " Bil"))
+    if unit.startswith("suffix:"):
+        return f"{value:.3g}{unit[len('suffix:'):]}"
+    return f"{value:.3g}"
+
+
+# --- field configuration: defaults and overrides --------------------------------------------------
+
+def _matches(matcher: dict, series: Series) -> bool:
+    if matcher["id"] == "byFrameRefID":
+        return series.ref == matcher["options"]
+    if matcher["id"] == "byName":
+        return series.name == matcher["options"]
+    if matcher["id"] == "byRegexp":  # Grafana anchors a plain pattern to the whole display name
+        return re.fullmatch(matcher["options"], series.name) is not None
+    return False
+
+
+def field_config(panel: dict, series: Series) -> dict:
+    """The series' effective config: the defaults with every matching override applied, in order."""
+    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    config = {**defaults, "custom": dict(defaults.get("custom", {}))}
+    for override in panel.get("fieldConfig", {}).get("overrides", []):
+        if _matches(override["matcher"], series):
+            for prop in override["properties"]:
+                if prop["id"].startswith("custom."):
+                    config["custom"][prop["id"][len("custom."):]] = prop["value"]
+                else:
+                    config[prop["id"]] = prop["value"]
+    return config
+
+
+def mapped(config: dict, value: float) -> tuple[str, str] | None:
+    """(text, colour) of a value mapping that matches the value, as Grafana shows it; None without one."""
+    if value is None or math.isnan(value):
+        return None
+    for mapping in config.get("mappings", []):
+        if mapping.get("type") == "value":
+            for key, result in mapping.get("options", {}).items():
+                if float(key) == value:
+                    return result.get("text", key), COLOURS.get(result.get("color"), result.get("color", "#8e8e8e"))
+    return None
+
+
+def threshold_colour(thresholds: dict, value: float) -> str:
+    colour = "green"
+    for step in thresholds.get("steps", []):
+        if step["value"] is None or value >= step["value"]:
+            colour = step["color"]
+    return COLOURS.get(colour, colour)
+
+
+# --- drawing --------------------------------------------------------------------------------------
+
+ROW_PX, COL_PX, DPI = 34, 66, 100
+
+
+def _no_value(ax, panel, data: PanelData):
+    text = panel.get("fieldConfig", {}).get("defaults", {}).get("noValue") or "No data"
+    if data.errors:
+        text = "Query error: " + "; ".join(data.errors)
+    width_chars = max(10, int(ax.get_position().width * ax.figure.get_figwidth() * DPI / 7))
+    ax.text(0.5, 0.5, textwrap.fill(text, width_chars), ha="center", va="center", fontsize=9, color="#8e8e8e",
+            transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def draw_stat(fig, rect, panel, data: PanelData):
+    ax = fig.add_axes(rect)
+    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if data.empty:
+        _no_value(ax, panel, data)
+        return
+    s = data.series[0]
+    last = next((v for v in reversed(s.values) if not math.isnan(v)), float("nan"))
+    colour_config = defaults.get("color", {"mode": "thresholds"})
+    colour = (COLOURS.get(colour_config.get("fixedColor"), colour_config.get("fixedColor"))
+              if colour_config.get("mode") == "fixed" else threshold_colour(defaults.get("thresholds", {}), last))
+    text = format_value(defaults.get("unit", ""), last)
+    mapping = mapped(field_config(panel, s), last)
+    if mapping:  # a mapping's colour wins over the colour scheme, as in Grafana
+        text, colour = mapping
+    ax.set_facecolor(colour)
+    if not mapping:  # a mapped stat draws no sparkline (graph mode none)
+        ax.fill_between(s.times, s.values, color="white", alpha=0.25, linewidth=0)
+    ax.text(0.5, 0.45, textwrap.fill(text, 18), ha="center", va="center", fontsize=20 if len(text) < 12 else 14,
+            color="white", weight="bold", transform=ax.transAxes)
+    finite = [v for v in s.values if not math.isnan(v)]
+    low, high = min(finite + [0]), max(finite + [0])
+    ax.set_ylim(low, high + (high - low or 1) * 1.5)
+    ax.set_xlim(*(data.window or (min(s.times), max(s.times))))
+
+
+def _y_range(panel, stacked_top):
+    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    custom = defaults.get("custom", {})
+    finite = [v for v in stacked_top if not math.isnan(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    if custom.get("axisSoftMin") is not None:
+        low = min(low, custom["axisSoftMin"])
+    if custom.get("axisSoftMax") is not None:
+        high = max(high, custom["axisSoftMax"])
+    if defaults.get("min") is not None:
+        low = defaults["min"]
+    if defaults.get("max") is not None:
+        high = defaults["max"]
+    if high <= low:
+        high = low + 1
+    return low, high
+
+
+def draw_timeseries(fig, rect, panel, data: PanelData):
+    import matplotlib.dates as mdates
+    from datetime import datetime, timezone
+
+    defaults = panel.get("fieldConfig", {}).get("defaults", {})
+    unit = defaults.get("unit", "")
+    x, y, w, h = rect
+    legend_mode = panel.get("options", {}).get("legend", {}).get("displayMode", "list")
+    names = [s.name for s in data.series]
+    if legend_mode == "table":
+        legend_lines = len(names)
+    else:  # list: entries flow in rows across the panel's width
+        chars_per_row = max(1, int(w * fig.get_figwidth() * DPI / 6.2))
+        legend_lines, used = (1 if names else 0), 0
+        for name in names:
+            if used and used + len(name) + 4 > chars_per_row:
+                legend_lines, used = legend_lines + 1, 0
+            used += len(name) + 4
+    line_h = 13 / (fig.get_figheight() * DPI)
+    legend_h = min(legend_lines, max(1, int(h * 0.45 / line_h))) * line_h
+    px_w, px_h = 1 / (fig.get_figwidth() * DPI), 1 / (fig.get_figheight() * DPI)
+    ax = fig.add_axes([x + 58 * px_w, y + legend_h + 16 * px_h, w - 64 * px_w, h - legend_h - 20 * px_h])
+    ax.tick_params(labelsize=7)
+    if data.empty:
+        _no_value(ax, panel, data)
+        return
+    stacked = defaults.get("custom", {}).get("stacking", {}).get("mode") == "normal"
+    configs = [field_config(panel, s) for s in data.series]
+    colours = []
+    for number, config in enumerate(configs):
+        fixed = config.get("color", {})
+        colours.append(COLOURS.get(fixed.get("fixedColor"), fixed.get("fixedColor"))
+                       if isinstance(fixed, dict) and fixed.get("mode") == "fixed" else PALETTE[number % len(PALETTE)])
+    times = sorted({t for s in data.series for t in s.times})
+    below = {t: 0.0 for t in times}
+    tops = []
+    for s, config, colour in zip(data.series, configs, colours):
+        custom = config["custom"]
+        values = dict(zip(s.times, s.values))
+        xs = [datetime.fromtimestamp(t, timezone.utc) for t in times]
+        ys = [values.get(t, float("nan")) for t in times]
+        base = [0.0] * len(times)
+        if stacked:
+            base = [below[t] for t in times]
+            ys = [b + (v if not math.isnan(v) else 0.0) for b, v in zip(base, ys)]
+            for t, v in zip(times, ys):
+                below[t] = v
+        tops.extend(ys)
+        style = custom.get("lineStyle", {}).get("fill", "solid")
+        ax.plot(xs, ys, color=colour, linewidth=custom.get("lineWidth", 1),
+                linestyle={"dash": (0, (4, 3)), "dot": ":"}.get(style, "-"))
+        fill = custom.get("fillOpacity", 0) / 100
+        if fill:
+            ax.fill_between(xs, base, ys, color=colour, alpha=fill, linewidth=0)
+    low, high = _y_range(panel, tops)
+    if defaults.get("custom", {}).get("scaleDistribution", {}).get("type") == "log":
+        positive = [v for v in tops if not math.isnan(v) and v > 0]
+        low, high = (min(positive), max(positive)) if positive else (1e-6, 1.0)
+        low, high = 10 ** math.floor(math.log10(low)), 10 ** math.ceil(math.log10(high))
+        ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    if data.window:
+        ax.set_xlim(*(datetime.fromtimestamp(t, timezone.utc) for t in data.window))
+    if defaults.get("custom", {}).get("thresholdsStyle", {}).get("mode") == "line":
+        for step in defaults.get("thresholds", {}).get("steps", [])[1:]:
+            if low <= step["value"] <= high:
+                ax.axhline(step["value"], color=COLOURS.get(step["color"], step["color"]), linestyle=(0, (6, 4)),
+                           linewidth=1)
+    ax.yaxis.set_major_formatter(lambda v, _: format_value(unit, v))
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M"))
+    ax.grid(alpha=0.2)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    _draw_legend(fig, (x, y, w, legend_h), names, colours, configs, legend_mode, line_h)
+
+
+def draw_state_timeline(fig, rect, panel, data: PanelData):
+    """One row per series, top to bottom in query order; each run of one value a bar in its mapping's colour,
+    named by the mapping's text where it fits; unmapped values grey, gaps empty."""
+    from datetime import datetime, timezone
+
+    x, y, w, h = rect
+    px_w, px_h = 1 / (fig.get_figwidth() * DPI), 1 / (fig.get_figheight() * DPI)
+    label_w = min(0.3 * w, 150 * px_w)
+    ax = fig.add_axes([x + label_w, y + 16 * px_h, w - label_w - 6 * px_w, h - 20 * px_h])
+    ax.tick_params(labelsize=7)
+    if data.empty:
+        _no_value(ax, panel, data)
+        return
+    start, end = data.window or (min(t for s in data.series for t in s.times), max(t for s in data.series for t in s.times))
+    step = min((b - a for s in data.series for a, b in zip(s.times, s.times[1:])), default=SCRAPE_INTERVAL)
+    rows = len(data.series)
+    for row, s in enumerate(data.series):
+        config = field_config(panel, s)
+        top = rows - row - 1
+        runs = []  # (start, end, value): consecutive points of one value
+        for t, v in zip(s.times, s.values):
+            if runs and runs[-1][2] == v and t - runs[-1][1] <= step * 1.5:
+                runs[-1][1] = t
+            else:
+                runs.append([t, t, v])
+        for run_start, run_end, value in runs:
+            if math.isnan(value):
+                continue
+            text, colour = mapped(config, value) or (format_value(config.get("unit", ""), value), "#8e8e8e")
+            left, right = run_start, run_end + step
+            ax.barh(top, right - left, left=left, height=0.85, color=colour, linewidth=0)
+            if (right - left) / (end - start) * ax.get_position().width * fig.get_figwidth() * DPI > len(text) * 5.5:
+                ax.text((left + right) / 2, top, text, ha="center", va="center", fontsize=6.5, color="#222222")
+        fig.text(x + 4 * px_w, y + 16 * px_h + (top + 0.5) / rows * (h - 20 * px_h), s.name[:34], fontsize=6.5,
+                 va="center", color="#333333")
+    ax.set_ylim(-0.5, rows - 0.5)
+    ax.set_yticks([])
+    ax.set_xlim(start, end)
+    ticks = [start + (end - start) * i / 6 for i in range(7)]
+    ax.set_xticks(ticks)
+    clock = "%H:%M:%S" if end - start < 900 else "%H:%M"  # a short range: minutes alone would repeat
+    ax.set_xticklabels([datetime.fromtimestamp(t, timezone.utc).strftime(clock) for t in ticks])
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+
+
+def _draw_legend(fig, rect, names, colours, configs, mode, line_h):
+    x, y, w, h = rect
+    if not names or h <= 0:
+        return
+    rows = max(1, round(h / line_h))
+    chars_per_row = max(1, int(w * fig.get_figwidth() * DPI / 6.2))
+    row, used, shown = 0, 0, 0
+    for name, colour, config in zip(names, colours, configs):
+        width = len(name) + 4
+        if mode == "table" or (used and used + width > chars_per_row):
+            if mode != "table" or shown:
+                row, used = row + 1, 0
+        if row >= rows:
+            fig.text(x + w - 0.01, y + 0.002, f"+{len(names) - shown} more (scroll)", fontsize=6.5, ha="right",
+                     color="#8e8e8e")
+            break
+        dashed = config["custom"].get("lineStyle", {}).get("fill") == "dash"
+        fx = x + 0.01 + used * 6.2 / (fig.get_figwidth() * DPI)
+        fy = y + h - (row + 0.8) * line_h
+        fig.text(fx, fy, ("╌ " if dashed else "▬ "), color=colour, fontsize=7)
+        fig.text(fx + 0.012, fy, name, fontsize=7, color="#333333")
+        used += width
+        shown += 1
+
+
+def draw_dashboard(dashboard: dict, results: dict[int, PanelData], values: dict, path: str, subtitle: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = max(p["gridPos"]["y"] + p["gridPos"]["h"] for p in dashboard["panels"])
+    fig = plt.figure(figsize=(24 * COL_PX / DPI, (rows * ROW_PX + 50) / DPI), dpi=DPI)
+    total_h = rows * ROW_PX + 50
+    fig.text(0.005, 1 - 18 / total_h, f"{dashboard['title']}   ({subtitle})", fontsize=11, weight="bold")
+    for p in dashboard["panels"]:
+        g = p["gridPos"]
+        left, width = g["x"] / 24, g["w"] / 24
+        top_px, height_px = 40 + g["y"] * ROW_PX, g["h"] * ROW_PX
+        bottom = 1 - (top_px + height_px) / total_h
+        height = height_px / total_h
+        frame = fig.add_axes([left + 0.002, bottom + 0.002, width - 0.004, height - 0.004])
+        frame.set_xticks([])
+        frame.set_yticks([])
+        frame.set_facecolor("#fbfbfb")
+        for spine in frame.spines.values():
+            spine.set_color("#d8d9da")
+        title_h = 18 / total_h
+        fig.text(left + 0.006, bottom + height - title_h + 0.002, substitute(p["title"], values), fontsize=8.5,
+                 weight="bold")
+        rect = (left + 0.004, bottom + 0.006, width - 0.008, height - title_h - 0.01)
+        if p["type"] == "stat":
+            draw_stat(fig, rect, p, results[p["id"]])
+        elif p["type"] == "state-timeline":
+            draw_state_timeline(fig, rect, p, results[p["id"]])
+        else:
+            draw_timeseries(fig, rect, p, results[p["id"]])
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def first_instance(url: str) -> str:
+    params = urllib.parse.urlencode({"match[]": "innodb_up"})
+    with urllib.request.urlopen(f"{url}/api/v1/label/instance/values?{params}", timeout=10) as response:
+        found = json.load(response)["data"]
+    if not found:
+        raise SystemExit(f"{url} has no innodb_up series: is the InnoDB exporter scraped?")
+    return found[0]
+
+
+def seconds(text: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(text[:-1]) * units[text[-1]]
+
+
+def preview(url: str, out: str, instance: str | None = None, range_: str = "1h", offset: str = "1h",
+            only: str | None = None) -> dict[str, list[str]]:
+    """Draw each dashboard into out/<uid>.png; returns uid -> titles of the panels that drew no data."""
+    os.makedirs(out, exist_ok=True)
+    instance = instance or first_instance(url)
+    end = time.time()
+    span = seconds(range_)
+    step = max(SCRAPE_INTERVAL, span // MAX_POINTS)
+    values = variables(instance, span, step, offset)
+    empty = {}
+    for path in sorted(glob.glob(os.path.join(GRAFANA_DIR, "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            dashboard = json.load(f)
+        if only and dashboard["uid"] != only:
+            continue
+        results = {p["id"]: evaluate(p, url, values, end - span, end, step) for p in dashboard["panels"]}
+        draw_dashboard(dashboard, results, values, os.path.join(out, f"{dashboard['uid']}.png"),
+                       f"instance {instance}, last {range_}" + (f", offset {offset}" if "offset" in json.dumps(
+                           dashboard["templating"]) else ""))
+        empty[dashboard["uid"]] = [p["title"] for p in dashboard["panels"] if results[p["id"]].empty]
+    return empty
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m dashboards.preview", description=__doc__.splitlines()[0])
+    p.add_argument("--prometheus", required=True, help="the Prometheus URL, e.g. http://127.0.0.1:9090")
+    p.add_argument("--instance", help="the server (default: the first instance with innodb_up)")
+    p.add_argument("--range", default="1h", help="the time range shown, ending now (default 1h)")
+    p.add_argument("--offset", default="1h", help="the Compare dashboard's $offset (default 1h)")
+    p.add_argument("--dashboard", help="only this uid")
+    p.add_argument("--out", default="preview", help="directory for the PNGs (default ./preview)")
+    args = p.parse_args(argv)
+    empty = preview(args.prometheus.rstrip("/"), args.out, args.instance, args.range, args.offset, args.dashboard)
+    for uid, titles in empty.items():
+        print(f"{uid}: {len(titles)} empty" + (f": {'; '.join(titles)}" if titles else ""))
+    print(f"PNGs in {os.path.abspath(args.out)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

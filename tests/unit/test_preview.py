@@ -1,0 +1,101 @@
+"""dashboards/preview.py: Grafana's variables, units and overrides, and a whole run against a fake
+Prometheus that answers some queries and not others."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from dashboards import preview
+
+
+def test_variables_are_grafanas():
+    values = preview.variables("db1:3306", 3600, 15, "1d")
+    assert values["__rate_interval"] == "60s" and values["__range"] == "3600s"
+    assert preview.variables("db1:3306", 86400, 144, "1d")["__rate_interval"] == "159s"  # step + scrape interval
+    expr = ('rate(x{instance="$instance"}[$__rate_interval] offset ${offset})'
+            ' or label_replace(y, "a", "$1", "b", "(.+)")')
+    assert preview.substitute(expr, values) == \
+        'rate(x{instance="db1:3306"}[60s] offset 1d) or label_replace(y, "a", "$1", "b", "(.+)")'
+    with pytest.raises(KeyError):
+        preview.substitute("x[$__unknown]", values)
+
+
+def test_units_are_formatted_as_grafana_does():
+    assert preview.format_value("percentunit", 0.373) == "37.3%"
+    assert preview.format_value("s", 0.00025) == "250 µs" and preview.format_value("s", 90) == "1.5 min"
+    assert preview.format_value("bytes", 3 * 1024 ** 2) == "3 MiB" and preview.format_value("Bps", 1500) == "1.5 kB/s"
+    assert preview.format_value("suffix:× io_capacity", 13.13) == "13.1× io_capacity"
+    assert preview.format_value("ops", float("nan")) == "–"
+
+
+def test_overrides_apply_in_order_and_the_regexp_is_anchored():
+    panel = {"fieldConfig": {"defaults": {"custom": {"fillOpacity": 10}}, "overrides": [
+        {"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [{"id": "custom.fillOpacity", "value": 0}]},
+        {"matcher": {"id": "byRegexp", "options": ".* earlier\\)"},
+         "properties": [{"id": "custom.lineStyle", "value": {"fill": "dash"}}]}]}}
+    now = preview.Series("qps", "A", [], [])
+    earlier = preview.Series("qps (1d earlier)", "B", [], [])
+    assert preview.field_config(panel, now)["custom"] == {"fillOpacity": 10}
+    assert preview.field_config(panel, earlier)["custom"] == {"fillOpacity": 0, "lineStyle": {"fill": "dash"}}
+    assert "lineStyle" not in preview.field_config(panel, preview.Series("earlier) x", "A", [], []))["custom"]
+
+
+def test_threshold_colour_is_the_last_step_reached():
+    thresholds = {"steps": [{"value": None, "color": "red"}, {"value": 1, "color": "green"}]}
+    assert preview.threshold_colour(thresholds, 0) == preview.COLOURS["red"]
+    assert preview.threshold_colour(thresholds, 1) == preview.COLOURS["green"]
+
+
+class FakePrometheus(BaseHTTPRequestHandler):
+    """Answers every range query with one flat series, except those on the sync array (no series)."""
+
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        params = urllib.parse.parse_qs(url.query)
+        if url.path.endswith("/label/instance/values"):
+            body = {"status": "success", "data": ["db1:3306"]}
+        else:
+            assert "$" not in params["query"][0].replace('"$1"', "")
+            start, end = float(params["start"][0]), float(params["end"][0])
+            points = [[start + i * 15, "0.5"] for i in range(int((end - start) // 15))]
+            empty = "innodb_semaphore_" in params["query"][0] and "longest" not in params["query"][0]
+            result = [] if empty else [{"metric": {"instance": "db1:3306", "device": "vda"}, "values": points}]
+            body = {"status": "success", "data": {"resultType": "matrix", "result": result}}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_run_draws_every_dashboard_and_names_the_empty_panels(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakePrometheus)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        empty = preview.preview(f"http://127.0.0.1:{server.server_port}", str(tmp_path), range_="10m")
+        assert time.monotonic() - started < 120
+    finally:
+        server.shutdown()
+    assert set(empty) == {"innodb-overview", "innodb-checkpoint", "innodb-buffer-pool", "innodb-purge", "innodb-redo",
+                          "innodb-contention", "innodb-host", "innodb-compare"}
+    assert empty["innodb-contention"] == ["Threads waiting for a latch (sync array)", "Spin rounds and OS waits"]
+    assert all(titles == [] for uid, titles in empty.items() if uid != "innodb-contention")
+    for uid in empty:
+        assert (tmp_path / f"{uid}.png").stat().st_size > 10_000
+
+
+def test_an_empty_panel_is_empty_and_nan_counts_as_no_value():
+    assert preview.PanelData().empty
+    assert preview.PanelData([preview.Series("x", "A", [1.0], [math.nan])]).empty
+    assert not preview.PanelData([preview.Series("x", "A", [1.0], [0.0])]).empty
