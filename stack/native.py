@@ -7,11 +7,20 @@ stops exactly what ``up`` started and ``up`` again resumes with the same data. P
 prometheus.yml and rules compose uses; only the addresses in its target files differ.
 
 Environment:
-  MYSQL_ADDRESS              watch this server instead of starting the demo MariaDB; the exporters
+  MYSQL_ADDRESS              watch this server instead of starting the demo server; the exporters
                              log in with MYSQL_EXPORTER_USER (default exporter) and MYSQLD_EXPORTER_PASSWORD
+  STACK_SERVER               the demo server: mariadb-10.11 (default, this machine's package), mariadb-11.8
+                             or mysql-9 (Debian trixie's and sid's, run in a Debian root that stack/roots.py
+                             builds on first use, about a minute, as root); its data is in .stack/<name>
+                             (.stack/mariadb for the default) and its port STACK_PORT_MARIADB
   STACK_BIND                 address the services listen on (default 127.0.0.1)
   STACK_PORT_<SERVICE>       e.g. STACK_PORT_PROMETHEUS=19090 (defaults: the usual ports, MariaDB 33306)
   STACK_SYSBENCH_RATE        demo load in transactions per second (default 20; 0 = as fast as it goes)
+  STACK_STORE                victoriametrics: Prometheus also writes every sample with remote_write to a
+                             VictoriaMetrics single node (data in .stack/victoriametrics), where vmalert
+                             evaluates the same rules and alerts through the stack's Alertmanager, its
+                             alerts told apart by the label alertgroup (docs/fleet.md); compose: the `store`
+                             profile
 """
 
 from __future__ import annotations
@@ -26,22 +35,33 @@ import sys
 import urllib.request
 from dataclasses import dataclass, field
 
-from innodb_exporter.processes import Process
+from innodb_replay.processes import Process
 
-from .servers import MONITORING_OPTIONS, MariaDB, Sysbench, wait_for
+from . import devices, roots
+from .servers import FLAVORS, Sysbench, options, server, wait_for
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROVISIONING = os.path.join(REPO, "provisioning")
+COMPOSE_EXPORTER = "innodb-exporter:9207"  # the exporter's address in docker-compose.yml and alertmanager.yml
 
 DEFAULT_PORTS = {
     "mariadb": 33306, "innodb_exporter": 9207, "mysqld_exporter": 9104, "node_exporter": 9100,
     "alertmanager": 9093, "prometheus": 9090, "grafana": 3000, "replay_prometheus": 9099,
+    "victoriametrics": 8428, "vmalert": 8880,
 }
-# The demo server: the monitoring options, the counters the exporter uses, a REDO log small enough that
-# checkpoint age moves under the demo load.
-DEMO_OPTIONS = MONITORING_OPTIONS + (
-    "--innodb-monitor-enable=module_buffer,module_log,module_purge,buffer_LRU_get_free_search",
-)
+# STACK_STORE: the distributed store Prometheus also writes to, and the services that run it.
+STORES = {"victoriametrics": ("victoriametrics", "vmalert")}
+STORE_SERVICES = tuple(name for services in STORES.values() for name in services)
+# vmalert evaluates as often as Prometheus (provisioning/prometheus/prometheus.yml: evaluation_interval).
+EVALUATION_INTERVAL = "15s"
+# The demo server is the flavour's tuned configuration: the monitoring options, the INNODB_METRICS counters
+# the exporter reads, a REDO log small enough that checkpoint age moves under the demo load.
+DEMO_SERVER = "mariadb-10.11"
+
+
+def demo_name(flavor: str) -> str:
+    """The demo server's name in .stack/ and in `status`: mariadb for the default, as before there was a choice."""
+    return "mariadb" if flavor == DEMO_SERVER else flavor
 
 
 @dataclass
@@ -49,11 +69,14 @@ class Settings:
     root: str = os.path.join(REPO, ".stack")
     bind: str = "127.0.0.1"
     ports: dict = field(default_factory=lambda: dict(DEFAULT_PORTS))
-    mysql_address: str | None = None  # None: start the demo MariaDB
-    mysql_options: tuple = DEMO_OPTIONS
+    mysql_address: str | None = None  # None: start the demo server
+    server: str = DEMO_SERVER  # the demo server's flavour (stack.servers.FLAVORS)
+    mysql_options: tuple | None = None  # the demo server's options; None: its flavour's tuned ones
     sysbench_threads: int = 2
     sysbench_rate: int = 20
     rule_overrides: tuple = ()  # alerts/mixin.py --set KEY=VALUE, for tests that lower thresholds
+    exporter_flags: tuple = ()  # more innodb-exporter flags, e.g. a shorter --capture.cooldown for tests
+    store: str | None = None  # None, or one of STORES: Prometheus remote-writes to it, its ruler alerts too
     python: str = sys.executable
 
     @classmethod
@@ -65,7 +88,13 @@ class Settings:
             if value:
                 s.ports[name] = int(value)
         s.mysql_address = environ.get("MYSQL_ADDRESS") or None
+        s.server = environ.get("STACK_SERVER") or s.server
+        if s.server not in FLAVORS:
+            raise SystemExit(f"STACK_SERVER={s.server!r}: one of {', '.join(FLAVORS)}")
         s.sysbench_rate = int(environ.get("STACK_SYSBENCH_RATE", s.sysbench_rate))
+        s.store = environ.get("STACK_STORE") or None
+        if s.store and s.store not in STORES:
+            raise SystemExit(f"STACK_STORE={s.store!r}: one of {', '.join(STORES)}, or empty for none")
         return s
 
     def path(self, *parts) -> str:
@@ -112,11 +141,15 @@ class Stack:
         self.s = settings
         self.services = {name: _process(settings, name) for name in
                          ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
-                          "prometheus", "grafana")}
-        self.mariadb_process = _process(settings, "mariadb", settings.path("mariadb", "mysqld.pid"))
+                          *STORE_SERVICES, "prometheus", "grafana")}
+        # The demo server of every flavour, by the pid file the server writes: `down` stops whichever runs.
+        self.server_processes = {flavor: _process(settings, demo_name(flavor),
+                                                  settings.path(demo_name(flavor), "mysqld.pid"))
+                                 for flavor in FLAVORS}
+        self.mariadb_process = self.server_processes[settings.server]  # the one STACK_SERVER picks
         # Started by `innodb-replay import` (its default data directory is .stack/replay/data); down stops it.
         self.services["replay_prometheus"] = _process(settings, "replay_prometheus",
-                                                      settings.path("replay", "prometheus.pid"))
+                                                      settings.path("replay", "data.prometheus", "prometheus.pid"))
 
     # --- credentials -----------------------------------------------------------------------------
 
@@ -143,11 +176,16 @@ class Stack:
     def check_ports(self) -> None:
         taken = [f"{name} {port}" for name, port in self.s.ports.items()
                  if not (name == "mariadb" and self.s.mysql_address) and name != "replay_prometheus"
+                 and not self._other_store(name)
                  and not self._ours(name)
                  and not _port_free(self.s.bind, port)]
         if taken:
             raise SystemExit(f"ports in use: {', '.join(taken)}; set STACK_PORT_<SERVICE> (e.g. "
                              f"STACK_PORT_PROMETHEUS=19090) or stop what holds them")
+
+    def _other_store(self, name: str) -> bool:
+        """A service of a store this stack's settings do not run."""
+        return name in STORE_SERVICES and name not in STORES.get(self.s.store, ())
 
     def _ours(self, name: str) -> bool:
         process = self.mariadb_process if name == "mariadb" else self.services.get(name)
@@ -163,16 +201,21 @@ class Stack:
             cnf = self._exporter_cnf(host, int(port or 3306), user, password)
         else:
             cnf = self._demo_server()
-        self._start_exporters(cnf)
+        config_dir = self.prometheus_dir()  # first: its target file is also the exporter's allow-list
+        self._start_exporters(cnf, os.path.join(config_dir, "targets", "mysql.yml"))
         self._start_alertmanager()
-        self._start_prometheus()
+        self._start_store(os.path.join(config_dir, "rules"))
+        self._start_prometheus(config_dir)
         self._start_grafana()
         self._wait_ready()
         self._print_urls()
 
     def _demo_server(self) -> str:
-        db = MariaDB(options=self.s.mysql_options, directory=self.s.path("mariadb"), port=self.s.ports["mariadb"],
-                     root_password=self._secret("mariadb-root"))
+        flavor = self.s.server
+        demo_options = options(flavor, "tuned") if self.s.mysql_options is None \
+            else self.s.mysql_options
+        db = server(flavor, "tuned", options=demo_options, directory=self.s.path(demo_name(flavor)),
+                    port=self.s.ports["mariadb"], root_password=self._secret("mariadb-root"))
         first_time = not os.path.exists(db.datadir)
         if not self.mariadb_process.pid():
             db.start()
@@ -186,13 +229,16 @@ class Stack:
             self.services["sysbench"].start(load.run_command(seconds=10 * 365 * 86400, rate=self.s.sysbench_rate))
         return self._exporter_cnf("127.0.0.1", self.s.ports["mariadb"], "exporter", exporter_password)
 
-    def _start_exporters(self, cnf: str) -> None:
+    def _start_exporters(self, cnf: str, targets_file: str) -> None:
         exporter = os.path.join(os.path.dirname(self.s.python), "innodb-exporter")
         cmd = [exporter] if os.path.exists(exporter) else [self.s.python, "-m", "innodb_exporter"]
         env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "exporters"))
         env.pop("MYSQLD_EXPORTER_PASSWORD", None)
+        # /probe reaches the servers Prometheus' target file lists; Alertmanager's webhook captures into captures/.
         self.services["innodb_exporter"].start(
-            [*cmd, f"--web.listen-address={self.s.address('innodb_exporter')}", f"--config.my-cnf={cnf}"], env=env)
+            [*cmd, f"--web.listen-address={self.s.address('innodb_exporter')}", f"--config.my-cnf={cnf}",
+             f"--probe.targets-file={targets_file}", f"--capture.dir={self.s.path('captures')}",
+             *self.s.exporter_flags], env=env)
         self.services["mysqld_exporter"].start(
             [_binary("prometheus-mysqld-exporter", "mysqld_exporter"), f"--config.my-cnf={cnf}",
              f"--web.listen-address={self.s.address('mysqld_exporter')}"], env=env)
@@ -200,10 +246,19 @@ class Stack:
             [_binary("prometheus-node-exporter", "node_exporter"),
              f"--web.listen-address={self.s.address('node_exporter')}"])
 
+    def alertmanager_config(self) -> str:
+        """Compose's alertmanager.yml with the exporter's address here, for the capture webhook."""
+        with open(os.path.join(PROVISIONING, "alertmanager", "alertmanager.yml"), encoding="utf-8") as f:
+            text = f.read().replace(f"//{COMPOSE_EXPORTER}/", f"//{self.s.address('innodb_exporter')}/")
+        path = self.s.path("alertmanager", "alertmanager.yml")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
     def _start_alertmanager(self) -> None:
         self.services["alertmanager"].start(
-            [_binary("prometheus-alertmanager", "alertmanager"),
-             f"--config.file={os.path.join(PROVISIONING, 'alertmanager', 'alertmanager.yml')}",
+            [_binary("prometheus-alertmanager", "alertmanager"), f"--config.file={self.alertmanager_config()}",
              f"--storage.path={self.s.path('alertmanager')}",
              f"--web.listen-address={self.s.address('alertmanager')}", "--cluster.listen-address="])
 
@@ -220,15 +275,42 @@ class Stack:
         env = dict(os.environ, MYSQL_ADDRESS=self.s.mysql_address or self.s.address("mariadb"),
                    INNODB_EXPORTER=self.s.address("innodb_exporter"), MYSQLD_EXPORTER=self.s.address("mysqld_exporter"),
                    NODE_EXPORTER=self.s.address("node_exporter"), PROMETHEUS=self.s.address("prometheus"),
-                   ALERTMANAGER=self.s.address("alertmanager"))
+                   ALERTMANAGER=self.s.address("alertmanager"),
+                   STACK_STORE=self.s.store or "", VICTORIAMETRICS=self.s.address("victoriametrics"),
+                   PROMETHEUS_CONFIG=os.path.join(config_dir, "prometheus.yml"),
+                   REDO_DEVICE="" if self.s.mysql_address else devices.block_device(
+                       self.s.path(demo_name(self.s.server))))
         subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
                         os.path.join(config_dir, "targets")], check=True, env=env)
         return config_dir
 
-    def _start_prometheus(self) -> None:
-        config_dir = self.prometheus_dir()
+    def prometheus_config(self, config_dir: str) -> str:
+        """The file Prometheus runs: with the store, the one write-targets.sh adds remote_write to."""
+        return os.path.join(config_dir, "prometheus-remote-write.yml" if self.s.store else "prometheus.yml")
+
+    def _start_store(self, rules: str) -> None:
+        """VictoriaMetrics, and vmalert on it with Prometheus' rules: it records into the store and alerts
+        through the stack's Alertmanager beside Prometheus. Its recorded series are labelled as Prometheus'
+        (no external label), so that the dashboards read the same series from either; its alerts carry the
+        label alertgroup (the rule group), which Prometheus' do not."""
+        if self.s.store != "victoriametrics":
+            return
+        store = self.s.url("victoriametrics")
+        self.services["victoriametrics"].start(
+            [_binary("victoria-metrics"), f"-httpListenAddr={self.s.address('victoriametrics')}",
+             f"-storageDataPath={self.s.path('victoriametrics')}", "-retentionPeriod=30d"])
+        # vmalert restores its alerts' state from the store when it starts: the store must answer by then.
+        wait_for(lambda: _http_ok(store + "/health"), 60,
+                 what=f"victoriametrics on {store} (log: {self.services['victoriametrics'].log_path})")
+        self.services["vmalert"].start(
+            [_binary("vmalert"), f"-httpListenAddr={self.s.address('vmalert')}", f"-rule={rules}/*.yml",
+             f"-datasource.url={store}", f"-remoteWrite.url={store}", f"-remoteRead.url={store}",
+             f"-notifier.url={self.s.url('alertmanager')}", f"-evaluationInterval={EVALUATION_INTERVAL}",
+             f"-external.url={self.s.url('vmalert')}"])
+
+    def _start_prometheus(self, config_dir: str) -> None:
         self.services["prometheus"].start(
-            [_binary("prometheus"), f"--config.file={os.path.join(config_dir, 'prometheus.yml')}",
+            [_binary("prometheus"), f"--config.file={self.prometheus_config(config_dir)}",
              f"--storage.tsdb.path={os.path.join(config_dir, 'data')}",
              f"--web.listen-address={self.s.address('prometheus')}", "--web.enable-lifecycle"])
 
@@ -244,19 +326,23 @@ class Stack:
 
     def _wait_ready(self) -> None:
         checks = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": "/",
-                  "alertmanager": "/-/ready", "prometheus": "/-/ready", "grafana": "/api/health"}
+                  "alertmanager": "/-/ready", "victoriametrics": "/health", "vmalert": "/health",
+                  "prometheus": "/-/ready", "grafana": "/api/health"}
         for name, path in checks.items():
             if name == "grafana" and not self.services["grafana"].pid():
+                continue
+            if self._other_store(name):
                 continue
             wait_for(lambda: _http_ok(self.s.url(name) + path), 60,
                      what=f"{name} on {self.s.url(name)} (log: {self.services[name].log_path})")
 
     def _print_urls(self) -> None:
         print("InnoDB stack is up:")
-        for name in ("grafana", "prometheus", "alertmanager", "innodb_exporter", "mysqld_exporter", "node_exporter"):
+        for name in ("grafana", "prometheus", "alertmanager", "innodb_exporter", "mysqld_exporter", "node_exporter",
+                     *STORE_SERVICES):
             if self.services[name].pid():
                 print(f"  {name:16} {self.s.url(name)}")
-        target = self.s.mysql_address or f"{self.s.address('mariadb')} (demo MariaDB under sysbench load)"
+        target = self.s.mysql_address or f"{self.s.address('mariadb')} (demo {self.s.server} under sysbench load)"
         print(f"  watching         {target}")
         if self.services["grafana"].pid():
             print(f"Grafana: user admin, password in {self.s.path('secrets', 'grafana-admin')}")
@@ -268,13 +354,17 @@ class Stack:
 
     def down(self) -> None:
         stopped = [name for name in reversed(list(self.services)) if self.services[name].stop()]
-        if self.mariadb_process.stop(remove_pid_file=False):  # mariadbd removes its own
-            stopped.append("mariadb")
+        for flavor, process in self.server_processes.items():
+            if process.stop(remove_pid_file=False):  # the server removes its own
+                stopped.append(demo_name(flavor))
         print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
     def status(self) -> dict[str, int | None]:
-        pids = {name: p.pid() for name, p in self.services.items()}
-        pids["mariadb"] = self.mariadb_process.pid()
+        pids = {name: p.pid() for name, p in self.services.items()
+                if not self._other_store(name) or p.pid()}
+        for flavor, process in self.server_processes.items():
+            if flavor == self.s.server or process.pid():
+                pids[demo_name(flavor)] = process.pid()
         return pids
 
 
@@ -284,7 +374,10 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     stack = Stack(Settings.from_environment())
     if args.command == "up":
-        stack.up()
+        try:
+            stack.up()
+        except roots.RootError as exc:  # the demo server's Debian root could not be built
+            raise SystemExit(f"error: {exc}")
     elif args.command == "down":
         stack.down()
     else:

@@ -1,5 +1,7 @@
 """The native stack end to end: real MariaDB under sysbench, both exporters, Prometheus with the
-stack's rules, Alertmanager with its routes. Alerts fire for real and arrive in Alertmanager.
+stack's rules, Alertmanager with its routes. Alerts fire for real and arrive in Alertmanager, which has
+the exporter capture the evidence (issue 13): the status texts of a checkpoint-age page, the transaction
+behind a purge page.
 
 Thresholds and durations are lowered for the test through alerts/mixin.py's CONFIG (``--set``), the
 one place where they are set; no rule is edited.
@@ -17,7 +19,7 @@ import pymysql
 import pytest
 
 from stack.native import DEFAULT_PORTS, Settings, Stack
-from support.servers import MONITORING_OPTIONS, free_port, wait_for
+from support.servers import free_port, options as server_options, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -30,10 +32,10 @@ def stack():
     root = tempfile.mkdtemp(prefix="innodb-stack-test-")
     # A REDO log far too small for an unthrottled sysbench: checkpoint age lives near its limit even on a
     # machine busy with other work.
-    options = MONITORING_OPTIONS + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M",
-                                    "--innodb-monitor-enable=module_buffer,module_log,module_purge")
+    options = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
     settings = Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=options,
-                        sysbench_threads=4, sysbench_rate=0, rule_overrides=RULES)
+                        sysbench_threads=4, sysbench_rate=0, rule_overrides=RULES,
+                        exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"))
     s = Stack(settings)
     try:
         s.up()
@@ -88,17 +90,38 @@ def test_checkpoint_age_alert_fires_and_reaches_alertmanager(stack):
     received = in_alertmanager(stack, "InnoDBCheckpointAgeHigh")[0]
     assert received["annotations"]["runbook_url"].endswith("#innodbcheckpointagehigh")
     assert instance in received["annotations"]["description"]
+    # Alertmanager sent it to the exporter, which captured the raw texts of that moment.
+    wait_for(lambda: captures_of(stack, "InnoDBCheckpointAgeHigh"), 90, interval=2, what="the capture of the page")
+    capture = captures_of(stack, "InnoDBCheckpointAgeHigh")[0]
+    assert capture["instance"] == instance and len(capture["snapshots"]) == 2
+    status_text = capture_file(stack, capture, "1-engine-innodb-status.txt")
+    assert "Log sequence number" in status_text and "END OF INNODB MONITOR OUTPUT" in status_text
+
+
+def captures_of(stack, alertname: str) -> list[dict]:
+    listing = get_json(stack.s.url("innodb_exporter") + "/api/captures")["captures"]
+    return [c for c in listing if alertname in {a["labels"]["alertname"] for a in c["alerts"]}]
+
+
+def capture_file(stack, capture: dict, name: str) -> str:
+    with urllib.request.urlopen(f"{stack.s.url('innodb_exporter')}/captures/{capture['id']}/{name}", timeout=10) as r:
+        return r.read().decode()
 
 
 @pytest.fixture(scope="module")
 def held_transaction(stack):
-    """A transaction with a read view, held open while sysbench writes: purge cannot pass it."""
+    """A transaction with a read view that has written (so it has an id of its own), held open while sysbench
+    writes: purge cannot pass it. Yields its id."""
     conn = pymysql.connect(unix_socket=stack.s.path("mariadb", "mysqld.sock"), user="root",
                            password=stack._secret("mariadb-root"), database="sbtest", autocommit=False)
     with conn.cursor() as cur:
+        cur.execute("CREATE TABLE IF NOT EXISTS held (i INT) ENGINE=InnoDB")
         cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         cur.execute("SELECT COUNT(*) FROM sbtest1")
-    yield conn
+        cur.execute("INSERT INTO held VALUES (1)")
+        cur.execute("SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
+        trx_id = str(cur.fetchone()[0])
+    yield trx_id
     conn.rollback()
     conn.close()
 
@@ -107,12 +130,18 @@ def test_purge_lag_alert_fires_while_a_transaction_is_held_open(stack, request):
     before = query(stack, "innodb_history_list_length")
     assert before and float(before[0]["value"][1]) < 5000, "history was already long before the transaction"
     assert not firing(stack, "InnoDBHistoryListGrowing")
-    request.getfixturevalue("held_transaction")
+    trx_id = request.getfixturevalue("held_transaction")
     wait_for(lambda: firing(stack, "InnoDBHistoryListGrowing"), 300, interval=5, what="InnoDBHistoryListGrowing firing")
     wait_for(lambda: in_alertmanager(stack, "InnoDBHistoryListGrowing"), 60, interval=2,
              what="InnoDBHistoryListGrowing in Alertmanager")
     oldest = query(stack, "innodb_oldest_transaction_seconds")
     assert float(oldest[0]["value"][1]) > 60  # what holds purge back is visible too
+    # The capture of the page names the transaction that holds purge back, with its age.
+    wait_for(lambda: captures_of(stack, "InnoDBHistoryListGrowing"), 90, interval=2, what="the capture of the page")
+    capture = captures_of(stack, "InnoDBHistoryListGrowing")[0]
+    rows = [line.split("\t") for line in capture_file(stack, capture, "1-innodb-trx.tsv").splitlines()]
+    held = [dict(zip(rows[0], row)) for row in rows[1:] if row[0] == trx_id]
+    assert held and int(held[0]["age_seconds"]) > 60, rows[:3]
 
 
 def test_stopping_the_exporter_fires_the_down_alert_and_silences_the_others(stack, held_transaction):

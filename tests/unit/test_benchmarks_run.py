@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -22,3 +23,20 @@ def test_replay_benchmark_starts():
     out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "replay_benchmark.py"), "--help"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--samples-per-series" in out.stdout, out.stderr
+
+
+def test_fleet_benchmark_measures_a_small_fleet(tmp_path):
+    """Three loopback aliases of one MariaDB under sysbench, scraped by Prometheus through one exporter."""
+    result_file = tmp_path / "fleet.json"
+    out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "fleet_benchmark.py"), "--quick",
+                          "--json", str(result_file)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "CPU ms/scrape" in out.stdout and "one core saturates at about" in out.stdout
+    with open(result_file) as f:
+        result = json.load(f)
+    [step] = result["steps"]
+    assert step["targets"] == 3 and step["scrapes"] >= 3  # every target scraped at least once in 10 s
+    assert step["scrapes_failed"] == 0 and step["servers_unreadable"] == 0
+    assert step["exporter_cpu_ms_per_scrape"] > 0 and step["exporter_rss_mb"] > 0
+    assert 0 < step["scrape_p50_ms"] <= step["scrape_p99_ms"] < 4000  # within Prometheus' 4 s timeout
+    assert result["saturation"]["targets_per_core"] > 0

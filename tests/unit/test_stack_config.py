@@ -38,14 +38,41 @@ def test_written_targets_label_every_job_with_the_server(prometheus_dir):
             return yaml.safe_load(f)
 
     assert load("mysql.yml") == [{"targets": ["db1:3306"], "labels": {"__innodb_exporter": "innodb-exporter:9207"}}]
-    for name in ("mysqld-exporter.yml", "node.yml"):
-        assert load(name)[0]["labels"] == {"instance": "db1:3306"}
+    assert load("mysqld-exporter.yml")[0]["labels"] == {"instance": "db1:3306"}
+    assert load("node.yml")[0]["labels"] == {"instance": "db1:3306", "redo_device": ""}  # no REDO_DEVICE given
 
 
 def test_write_targets_runs_the_command_after_it(tmp_path):
     out = subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"), str(tmp_path),
                           "--", "echo", "prometheus starts"], capture_output=True, text=True, check=True)
     assert out.stdout == "prometheus starts\n"
+
+
+def test_a_store_adds_remote_write_and_prometheus_runs_it(promtool, prometheus_dir):
+    """STACK_STORE=victoriametrics: the same prometheus.yml plus remote_write, which the command then runs."""
+    config = prometheus_dir / "prometheus.yml"
+    out = subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
+                          str(prometheus_dir / "targets"), "--", "echo", f"--config.file={config}", "--other"],
+                         capture_output=True, text=True, check=True,
+                         env=dict(os.environ, STACK_STORE="victoriametrics", VICTORIAMETRICS="vm.example:8428",
+                                  PROMETHEUS_CONFIG=str(config)))
+    written = prometheus_dir / "prometheus-remote-write.yml"
+    assert out.stdout == f"--config.file={written} --other\n"
+    with open(config) as f, open(written) as g:
+        base, extended = yaml.safe_load(f), yaml.safe_load(g)
+    [remote_write] = extended.pop("remote_write")
+    assert extended == base and remote_write["url"] == "http://vm.example:8428/api/v1/write"
+    # Recorded series and ALERTS stay local: the store's ruler writes its own.
+    assert remote_write["write_relabel_configs"] == [
+        {"source_labels": ["__name__"], "regex": "ALERTS|ALERTS_FOR_STATE|.+:.+", "action": "drop"}]
+    check = subprocess.run([promtool, "check", "config", str(written)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_an_unknown_store_is_refused(tmp_path):
+    out = subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"), str(tmp_path)],
+                         capture_output=True, text=True, env=dict(os.environ, STACK_STORE="mimir"))
+    assert out.returncode == 2 and "STACK_STORE=mimir: victoriametrics, or empty" in out.stderr
 
 
 def test_amtool_check_config_for_the_config_and_every_example():
@@ -74,14 +101,17 @@ def test_docker_compose_config_validates(tmp_path):
     config = yaml.safe_load(out.stdout)
     services = config["services"]
     assert set(services) == {"mysql", "sysbench", "innodb-exporter", "mysqld-exporter", "node-exporter",
-                             "prometheus", "alertmanager", "grafana", "replay-prometheus"}
+                             "prometheus", "alertmanager", "grafana", "replay-prometheus", "victoriametrics",
+                             "vmalert"}
     for name, service in services.items():
         image = service.get("image")
         assert image is None or (":" in image and not image.endswith(":latest")), f"{name}: unpinned {image}"
         assert "healthcheck" in service or name == "sysbench", f"{name} has no healthcheck"
     assert services["mysql"]["profiles"] == ["demo"] and services["sysbench"]["profiles"] == ["demo"]
     assert services["replay-prometheus"]["profiles"] == ["replay"]
-    assert all("profiles" not in s for n, s in services.items() if n not in ("mysql", "sysbench", "replay-prometheus"))
+    assert services["victoriametrics"]["profiles"] == services["vmalert"]["profiles"] == ["store"]
+    optional = ("mysql", "sysbench", "replay-prometheus", "victoriametrics", "vmalert")
+    assert all("profiles" not in s for n, s in services.items() if n not in optional)
 
 
 def test_compose_refuses_to_start_without_passwords():
