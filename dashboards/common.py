@@ -121,6 +121,7 @@ class Query:
     expr: Signal | Expr
     legend: str
     absent_on_mariadb: str = ""  # why this series never exists on MariaDB, when it does not
+    only_while: str = ""  # what must be happening for this series to exist at all (data, not flavour)
     limit: bool = False  # a limit the other series are read against: a line, never filled
     color: str = ""  # a fixed colour (limits: how close to trouble they are)
     dimension: str = ""  # what the value measures, where the metric's name does not say (see the unit test)
@@ -160,6 +161,7 @@ class View:
         notes = [f"No data on MariaDB: {self.no_data_on_mariadb}"] if self.no_data_on_mariadb else []
         notes += [f"No '{query.legend}' on MariaDB: {query.absent_on_mariadb}"
                   for query in self.queries if query.absent_on_mariadb]
+        notes += [f"'{query.legend}' only while {query.only_while}." for query in self.queries if query.only_while]
         return "\n\n".join([self.description, *notes])
 
 

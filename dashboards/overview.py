@@ -101,7 +101,8 @@ LIMITS_TIMELINE = View(
     "What limited it over the window",
     (WINNER_QUERY, *(_row(c) for c in b.CLASSES),
      Query(series(b.STATE, 'class="latch",latch!=""').equals(1), "contended latch: {{latch}}",
-           mappings=(Mapping(1, "contended", COLORS["latch"]),), links=links("latch"))),
+           mappings=(Mapping(1, "contended", COLORS["latch"]),), links=links("latch"),
+           only_while="a latch is the bottleneck")),
     "none",
     "The first row is the winner over time; below, each class: holds (its colour), clear, or not measured on this "
     "server; last, the latch that was contended, by name. Classes are decided over the last "

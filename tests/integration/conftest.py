@@ -7,7 +7,8 @@ Every flavour in both configurations (stack/servers.py: FLAVORS x CONFIGS):
                          account exists (EXPORTER_USER over TCP at .address)
   loaded_flavor_server   the same server with sysbench oltp_read_write running, while the tests of that
                          combination run (the load stops when pytest moves on to the next combination)
-  fresh_flavor_server    a server of its own per test, for tests that kill, pause or reconfigure it
+  fresh_flavor_server    a server of the test module's own (not the loaded one), for tests that kill,
+                         pause or reconfigure it and then put it back as they found it
 
 To run a test on some combinations only: ``@pytest.mark.parametrize("flavor_server", [("mysql-9", "stock")],
 indirect=True)`` (likewise for fresh_flavor_server). The servers in Debian roots build their roots on
@@ -27,6 +28,7 @@ import pytest
 
 from stack.native import DEFAULT_PORTS, Settings, Stack
 from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
+from support.servers import options as server_options
 
 COMBINATIONS = [(flavor, config) for flavor in FLAVORS for config in CONFIGS]
 IDS = [f"{flavor}-{config}" for flavor, config in COMBINATIONS]
@@ -106,7 +108,7 @@ def loaded_flavor_server(flavor_server, server_pool):
         server_pool.unload(flavor_server)
 
 
-@pytest.fixture(params=COMBINATIONS, ids=IDS)
+@pytest.fixture(scope="module", params=COMBINATIONS, ids=IDS)
 def fresh_flavor_server(request):
     flavor, config = request.param
     db = server(flavor, config)
@@ -141,14 +143,43 @@ def fresh_db():
 
 @pytest.fixture(scope="session")
 def native_stack():
-    """The native stack on free ports, as ./innodb-stack up runs it, with three minutes of scrapes behind it."""
+    """The native stack on free ports, as ./innodb-stack up runs it, with two minutes of scrapes behind it
+    (every rate window of the dashboards filled)."""
     root = tempfile.mkdtemp(prefix="innodb-stack-")
     stack = Stack(Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, sysbench_threads=2,
                            sysbench_rate=50))
     try:
         stack.up()
         started = time.monotonic()
-        wait_for(lambda: time.monotonic() - started > 180, 200, interval=5, what="three minutes of data")
+        wait_for(lambda: time.monotonic() - started > 120, 140, interval=5, what="two minutes of data")
+        yield stack
+    finally:
+        stack.down()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# Thresholds and durations the alerting stack lowers, through alerts/mixin.py's CONFIG (the one place they
+# are set), so that alerts fire within the tests' minutes.
+ALERTING_RULES = ("checkpoint_age_for=30s", "checkpoint_age_critical_for=30s", "history_high=5000",
+                  "history_window=2m", "history_for=15s", "purge_window=2m", "down_for=15s")
+
+
+@pytest.fixture(scope="session")
+def alerting_stack():
+    """The native stack under stress, for the tests that fire alerts: a REDO log far too small for an
+    unthrottled sysbench (checkpoint age lives near its limit even on a machine busy with other work),
+    rules with lowered durations, captures every 30 s at most, and VictoriaMetrics with vmalert behind
+    Prometheus (STACK_STORE=victoriametrics). test_remote_store.py and test_stack_e2e.py share it, in that
+    order: the last test of the second stops the exporter."""
+    root = tempfile.mkdtemp(prefix="innodb-alerting-stack-")
+    options = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
+    settings = Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=options,
+                        sysbench_threads=4, sysbench_rate=0, rule_overrides=ALERTING_RULES, store="victoriametrics",
+                        exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"))
+    stack = Stack(settings)
+    try:
+        stack.up()
+        stack.started = time.time()
         yield stack
     finally:
         stack.down()

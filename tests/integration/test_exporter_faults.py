@@ -1,9 +1,9 @@
 """Faults against every flavour, stock and tuned: killed, hung, missing privilege, wrong password, bad status
 text, a burst of concurrent scrapes, counters off and switched on, and a clean shutdown.
 
-The tests of one flavour and configuration share a server of this module's own (not the loaded one of
-the live tests): a test that kills or pauses it starts or resumes it again, and one that switches a
-setting off switches it back."""
+The tests of one flavour and configuration share a server of this module's own (``fresh_flavor_server``,
+not the loaded one of the live tests): a test that kills or pauses it starts or resumes it again, and
+one that switches a setting off switches it back."""
 
 from __future__ import annotations
 
@@ -18,21 +18,9 @@ from innodb_exporter.parsers import innodb_status
 from innodb_exporter.sources import EngineInnodbStatus
 from innodb_exporter.target import ScrapeOptions, Target
 from support.exporter import Exporter, parse_samples
-from support.servers import CONFIGS, EXPORTER_PASSWORD, EXPORTER_USER, FLAVORS, server, wait_for
+from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, wait_for
 
 pytestmark = pytest.mark.integration
-COMBINATIONS = [(flavor, config) for flavor in FLAVORS for config in CONFIGS]
-
-
-@pytest.fixture(scope="module", params=COMBINATIONS, ids=[f"{f}-{c}" for f, c in COMBINATIONS])
-def fresh_flavor_server(request):
-    db = server(*request.param)
-    try:
-        db.start()
-        db.create_user()
-        yield db
-    finally:
-        db.cleanup()
 
 PROCESS_SOURCES = {"engine_innodb_status", "engine_innodb_mutex", "innodb_metrics", "innodb_trx"}
 

@@ -6,8 +6,9 @@ the stack's Alertmanager beside Prometheus, its alerts told apart by the label a
 adds. Every dashboard query is then evaluated against the store's Prometheus-compatible API and compared
 with Prometheus' answer over the same window.
 
-One stack for the whole module, with the REDO log of test_stack_e2e.py (8 MB under unthrottled sysbench,
-so that checkpoint age lives near its limit) and the alert's `for` lowered through alerts/mixin.py --set.
+The stack is conftest's alerting_stack, which test_stack_e2e.py uses after this module: an 8 MB REDO
+under unthrottled sysbench, so that checkpoint age lives near its limit, and the alert's `for` lowered
+through alerts/mixin.py --set.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from __future__ import annotations
 import glob
 import json
 import os
-import shutil
-import tempfile
 import time
 import urllib.parse
 import urllib.request
@@ -24,13 +23,11 @@ import urllib.request
 import pytest
 
 from dashboards import preview
-from stack.native import DEFAULT_PORTS, Settings, Stack
 from support.golden import TESTS
-from support.servers import free_port, options as server_options, wait_for
+from support.servers import wait_for
 
 pytestmark = pytest.mark.integration
 ROOT = os.path.dirname(TESTS)
-RULES = ("checkpoint_age_for=30s", "checkpoint_age_critical_for=30s")
 ALERT = "InnoDBCheckpointAgeHigh"
 # The window both sources are compared over, at the data source's step, and the Compare dashboard's
 # $offset: short, so that it fits after vmalert's first recording (vmalert records only from its start).
@@ -41,19 +38,8 @@ SETTLED = 40
 
 
 @pytest.fixture(scope="module")
-def stack():
-    root = tempfile.mkdtemp(prefix="innodb-store-test-")
-    options = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
-    settings = Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=options,
-                        sysbench_threads=4, sysbench_rate=0, rule_overrides=RULES, store="victoriametrics")
-    s = Stack(settings)
-    try:
-        s.up()
-        s.started = time.time()
-        yield s
-    finally:
-        s.down()
-        shutil.rmtree(root, ignore_errors=True)
+def stack(alerting_stack):
+    return alerting_stack
 
 
 def get_json(url: str, **params):

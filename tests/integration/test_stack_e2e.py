@@ -10,39 +10,19 @@ one place where they are set; no rule is edited.
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import urllib.parse
 import urllib.request
 
 import pymysql
 import pytest
 
-from stack.native import DEFAULT_PORTS, Settings, Stack
-from support.servers import free_port, options as server_options, wait_for
+from support.servers import wait_for
 
 pytestmark = pytest.mark.integration
 
-RULES = ("checkpoint_age_for=30s", "checkpoint_age_critical_for=30s", "history_high=5000",
-         "history_window=2m", "history_for=15s", "purge_window=2m", "down_for=15s")
-
-
 @pytest.fixture(scope="module")
-def stack():
-    root = tempfile.mkdtemp(prefix="innodb-stack-test-")
-    # A REDO log far too small for an unthrottled sysbench: checkpoint age lives near its limit even on a
-    # machine busy with other work.
-    options = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
-    settings = Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=options,
-                        sysbench_threads=4, sysbench_rate=0, rule_overrides=RULES,
-                        exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"))
-    s = Stack(settings)
-    try:
-        s.up()
-        yield s
-    finally:
-        s.down()
-        shutil.rmtree(root, ignore_errors=True)
+def stack(alerting_stack):
+    return alerting_stack
 
 
 def get_json(url: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
@@ -49,3 +50,21 @@ class Source(ABC):
     def unreadable(self, value) -> bool:
         """True when nothing at all could be read from the answer."""
         return False
+
+
+class PerConnection:
+    """Something a source reads once per connection (and again after ``max_age`` seconds, when given):
+    what the server does not change while it runs, kept off the scrapes that follow."""
+
+    def __init__(self, max_age: float | None = None):
+        self.max_age = max_age
+        self.value = None
+        self._server: ServerInfo | None = None  # identifies the connection: a new one has a new ServerInfo
+        self._read_at = 0.0
+
+    def stale(self, server: ServerInfo) -> bool:
+        return self._server is not server or (self.max_age is not None
+                                              and time.monotonic() - self._read_at > self.max_age)
+
+    def keep(self, server: ServerInfo, value) -> None:
+        self.value, self._server, self._read_at = value, server, time.monotonic()

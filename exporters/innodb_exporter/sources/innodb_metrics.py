@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Source
+from .base import PerConnection, Source
 
 
 @dataclass(slots=True)
@@ -29,10 +29,10 @@ class InnodbMetrics(Source):
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
-        # Each counter's subsystem, type and comment, which never change while the server runs: read with
-        # the counts on a connection's first scrape, then left on the server (they are most of the bytes).
-        self._described: dict[str, tuple[str, str, str]] = {}
-        self._described_for = None  # the ServerInfo of the connection they were read on
+        # Each counter's subsystem, type and comment (name -> triple), which never change while the server
+        # runs: read with the counts on a connection's first scrape, then left on the server (they are most
+        # of the bytes).
+        self._described = PerConnection()
 
     def unsupported(self, server):
         if server.metrics_state_column is None:
@@ -50,27 +50,26 @@ class InnodbMetrics(Source):
         return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", params
 
     def fetch(self, cursor, server):
-        if self._described_for is not server:
-            rows = self._fetch_all(cursor, server)
-        else:
-            state, where, params = self._where(server)
-            cursor.execute(f"SELECT NAME, COUNT, {state} FROM information_schema.INNODB_METRICS{where}", params or None)
-            counts = cursor.fetchall()
-            if any(str(name) not in self._described for name, _, _ in counts):  # enabled since: describe again
-                rows = self._fetch_all(cursor, server)
-            else:
-                rows = []
-                for name, count, enabled in counts:
-                    subsystem, type_, comment = self._described[str(name)]
-                    rows.append((name, subsystem, count, type_, comment, enabled))
+        if self._described.stale(server):
+            return self.from_rows(self._fetch_all(cursor, server))
+        state, where, params = self._where(server)
+        cursor.execute(f"SELECT NAME, COUNT, {state} FROM information_schema.INNODB_METRICS{where}", params or None)
+        counts = cursor.fetchall()
+        described = self._described.value
+        if any(str(name) not in described for name, _, _ in counts):  # enabled since: describe them again
+            return self.from_rows(self._fetch_all(cursor, server))
+        rows = []
+        for name, count, enabled in counts:
+            subsystem, type_, comment = described[str(name)]
+            rows.append((name, subsystem, count, type_, comment, enabled))
         return self.from_rows(rows)
 
     def _fetch_all(self, cursor, server):
         sql, params = self.query(server)
         cursor.execute(sql, params or None)
         rows = cursor.fetchall()
-        self._described = {str(name): (subsystem, type_, comment) for name, subsystem, _, type_, comment, _ in rows}
-        self._described_for = server
+        self._described.keep(server, {str(name): (subsystem, type_, comment)
+                                      for name, subsystem, _, type_, comment, _ in rows})
         return rows
 
     def from_rows(self, rows) -> dict[str, Counter]:

@@ -13,10 +13,9 @@ the server's time on this source).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
-from .base import Source
+from .base import PerConnection, Source
 
 PICOSECONDS = 1e12
 STATES_MAX_AGE = 60.0  # seconds before the instruments' ENABLED / TIMED are read again
@@ -41,9 +40,7 @@ class PerfSchemaLatches(Source):
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
-        self._states: dict[str, tuple[str, str]] = {}  # instrument -> (ENABLED, TIMED)
-        self._states_for = None  # the ServerInfo of the connection they were read on
-        self._states_at = 0.0
+        self._states = PerConnection(max_age=STATES_MAX_AGE)  # instrument -> (ENABLED, TIMED)
 
     def unsupported(self, server):
         return None if server.performance_schema else "performance_schema is OFF"
@@ -56,15 +53,15 @@ class PerfSchemaLatches(Source):
                 f" WHERE e.EVENT_NAME LIKE {_INNODB_LATCHES}"), ()
 
     def fetch(self, cursor, server):
-        if self._states_for is not server or time.monotonic() - self._states_at > STATES_MAX_AGE:
+        if self._states.stale(server):
             cursor.execute(f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
                            f" WHERE NAME LIKE {_INNODB_LATCHES}")
-            self._states = {str(name): (enabled, timed) for name, enabled, timed in cursor.fetchall()}
-            self._states_for, self._states_at = server, time.monotonic()
+            self._states.keep(server, {str(name): (enabled, timed) for name, enabled, timed in cursor.fetchall()})
+        states = self._states.value
         cursor.execute("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT"
                        " FROM performance_schema.events_waits_summary_global_by_event_name"
                        f" WHERE EVENT_NAME LIKE {_INNODB_LATCHES}")
-        return self.from_rows([(name, count, timer, *self._states.get(str(name), ("NO", "NO")))
+        return self.from_rows([(name, count, timer, *states.get(str(name), ("NO", "NO")))
                                for name, count, timer in cursor.fetchall()])
 
     def from_rows(self, rows) -> list[LatchInstrument]:

@@ -1,0 +1,70 @@
+"""The source contract: every source keeps its value in a Snapshot field of its own, and the sources that
+read part of their answer once per connection read it again on a new connection."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from innodb_exporter import sources
+from innodb_exporter.server import ServerInfo
+from innodb_exporter.snapshot import Snapshot
+from innodb_exporter.sources import InnodbMetrics, PerfSchemaLatches
+
+
+def test_every_source_has_a_field_of_its_own_in_the_snapshot():
+    fields = {f.name for f in dataclasses.fields(Snapshot)}
+    assert all(source.field in fields for source in sources.CATALOGUE)
+    assert len({source.field for source in sources.CATALOGUE}) == len(sources.CATALOGUE)
+    assert len({source.name for source in sources.CATALOGUE}) == len(sources.CATALOGUE)
+
+
+class Cursor:
+    """Answers each statement from a table of (start of the SQL -> rows), and keeps what it ran."""
+
+    def __init__(self, answers):
+        self.answers, self.ran, self._rows = answers, [], []
+
+    def execute(self, sql, params=None):
+        self.ran.append(sql)
+        self._rows = next(rows for start, rows in self.answers.items() if sql.startswith(start))
+
+    def fetchall(self):
+        return self._rows
+
+
+def server() -> ServerInfo:
+    return ServerInfo("mysql", (9, 7, 4), True, "STATUS")
+
+
+def test_counter_descriptions_are_read_once_per_connection():
+    source = InnodbMetrics(("log_writes",))
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": [("log_writes", "log", 5, "status_counter", "Writes.", 1)],
+                     "SELECT NAME, COUNT": [("log_writes", 7, 1)]})
+    first = server()
+    assert source.fetch(cursor, first)["log_writes"].count == 5
+    second = source.fetch(cursor, first)["log_writes"]
+    assert (second.count, second.comment, second.subsystem) == (7, "Writes.", "log")
+    source.fetch(cursor, server())  # a new connection: described again
+    assert [sql.split(",")[1].strip() for sql in cursor.ran] == ["SUBSYSTEM", "COUNT", "SUBSYSTEM"]
+
+
+def test_a_counter_enabled_since_the_last_description_is_described():
+    source = InnodbMetrics()
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": [("log_writes", "log", 5, "status_counter", "Writes.", 1)],
+                     "SELECT NAME, COUNT": [("log_writes", 7, 1), ("log_waits", 1, 1)]})
+    connection = server()
+    source.fetch(cursor, connection)
+    source.fetch(cursor, connection)
+    assert [sql.split(",")[1].strip() for sql in cursor.ran] == ["SUBSYSTEM", "COUNT", "SUBSYSTEM"]
+
+
+def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary():
+    source = PerfSchemaLatches()
+    cursor = Cursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", "YES", "NO")],
+                     "SELECT EVENT_NAME": [("wait/synch/mutex/innodb/log_mutex", 3, 0),
+                                           ("wait/synch/rwlock/innodb/new_one", 1, 5)]})
+    connection = server()
+    source.fetch(cursor, connection)
+    latches = source.fetch(cursor, connection)
+    assert [(l.name, l.enabled, l.timed) for l in latches] == [("log_mutex", True, False), ("new_one", False, False)]
+    assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
