@@ -14,8 +14,10 @@ To run a test on some combinations only: ``@pytest.mark.parametrize("flavor_serv
 indirect=True)`` (likewise for fresh_flavor_server). The servers in Debian roots build their roots on
 first use (stack/roots.py; about a minute each, once per machine).
 
-And the fixtures of the MariaDB-only tests: ``loaded_db`` (MariaDB 10.11 tuned under load for the whole
-session), ``fresh_db`` and ``native_stack``.
+And the fixtures of the MariaDB-only tests: ``fresh_db``, and the two stacks that several modules share,
+``native_stack`` and ``alerting_stack``. The tests of each stack run one after the other (the native
+stack's first), and each stack stops as soon as its last test has run: no stack loads the machine while
+other tests run, and the two are never up at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from typing import Callable
 
 import pytest
 
@@ -120,15 +123,6 @@ def fresh_flavor_server(request):
         db.cleanup()
 
 
-@pytest.fixture(scope="session")
-def loaded_db(server_pool):
-    """MariaDB 10.11 tuned (small REDO log, performance_schema latches on, the exporter's counters on),
-    with sysbench oltp_read_write running for the whole session."""
-    db = server_pool.get("mariadb-10.11", "tuned")
-    server_pool.load(db)
-    yield db  # the pool stops the load and the server at the session's end
-
-
 @pytest.fixture
 def fresh_db():
     """A MariaDB of its own, for tests that kill, stop or reconfigure it."""
@@ -141,6 +135,40 @@ def fresh_db():
         db.cleanup()
 
 
+
+# The stacks shared by several modules, in the order their tests run, and how to stop those still up.
+SHARED_STACKS = ("native_stack", "alerting_stack")
+_running: dict[str, Callable[[], None]] = {}
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own ordering, which the stable sort keeps within each group
+def pytest_collection_modifyitems(items):
+    def group(item) -> int:
+        return next((n for n, name in enumerate(SHARED_STACKS, 1) if name in item.fixturenames), 0)
+
+    items.sort(key=group)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield  # the test's own fixtures are torn down first
+    for name in [name for name in _running if nextitem is None or name not in nextitem.fixturenames]:
+        _stop(name)
+
+
+def _shared(name: str, stack: Stack, root: str) -> None:
+    def stop():
+        stack.down()
+        shutil.rmtree(root, ignore_errors=True)
+    _running[name] = stop
+
+
+def _stop(name: str) -> None:
+    stop = _running.pop(name, None)
+    if stop is not None:
+        stop()
+
+
 @pytest.fixture(scope="session")
 def native_stack():
     """The native stack on free ports, as ./innodb-stack up runs it, with two minutes of scrapes behind it
@@ -148,14 +176,14 @@ def native_stack():
     root = tempfile.mkdtemp(prefix="innodb-stack-")
     stack = Stack(Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, sysbench_threads=2,
                            sysbench_rate=50))
+    _shared("native_stack", stack, root)
     try:
         stack.up()
         started = time.monotonic()
         wait_for(lambda: time.monotonic() - started > 120, 140, interval=5, what="two minutes of data")
         yield stack
     finally:
-        stack.down()
-        shutil.rmtree(root, ignore_errors=True)
+        _stop("native_stack")
 
 
 # Thresholds and durations the alerting stack lowers, through alerts/mixin.py's CONFIG (the one place they
@@ -177,10 +205,10 @@ def alerting_stack():
                         sysbench_threads=4, sysbench_rate=0, rule_overrides=ALERTING_RULES, store="victoriametrics",
                         exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"))
     stack = Stack(settings)
+    _shared("alerting_stack", stack, root)
     try:
         stack.up()
         stack.started = time.time()
         yield stack
     finally:
-        stack.down()
-        shutil.rmtree(root, ignore_errors=True)
+        _stop("alerting_stack")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 
 import pytest
 
@@ -215,3 +216,107 @@ def test_sigterm_closes_connections_and_exits_0(fresh_flavor_server):
         assert "Traceback" not in exp.log()
     finally:
         exp.stop()
+
+
+# What an application user with no privilege beyond its own tables can put into SHOW ENGINE INNODB STATUS:
+# the statements of its transactions and deadlocks, printed verbatim. Each payload is a section as the
+# server prints it, with values no real server has.
+FORGED_SEMAPHORES = ("\n----------\nSEMAPHORES\n----------\nOS WAIT ARRAY INFO: reservation count " + "9" * 400 + "\n"
+                     "--Thread 1 has waited at attacker.cc line 1 for 599.00 seconds the semaphore:\n"
+                     "Mutex at 0x1, Mutex attacker_was_here created attacker.cc:1, lock var 1\n")
+FORGED_REST = ("\n---\nLOG\n---\nLog sequence number 1000\nLog flushed up to 1000\nPages flushed up to 5000000000000\n"
+               "Last checkpoint at 5000000000000\n\n--------------\nROW OPERATIONS\n--------------\n"
+               "666 queries inside InnoDB, 666 queries in queue\n666 read views open inside InnoDB\n"
+               "----------------------------\nEND OF INNODB MONITOR OUTPUT\n============================\n")
+FORGED_BACKTRACKING = "\n--------\nFILE I/O\n--------\nPending normal aio reads:" + " " * 2850 + "\n"
+FORGED_TRANSACTIONS = ("\n------------\nTRANSACTIONS\n------------\nTrx id counter 1\nHistory list length 99999999\n"
+                       "LIST OF TRANSACTIONS FOR EACH SESSION:\n---TRANSACTION 1, ACTIVE 99999 sec\n")
+
+
+def _deadlock(db, first: str, second: str) -> None:
+    """Two sessions of the application user deadlock; the statements that wait carry the payloads."""
+    a, b = (db.connect("app", "App-pw-1", database="app") for _ in range(2))
+    errors = []
+
+    def wait_on(conn, statement):
+        try:
+            with conn.cursor() as cur:
+                cur.execute(statement)
+        except Exception as exc:  # one of the two is chosen as the deadlock's victim
+            errors.append(exc)
+
+    try:
+        for conn, row in ((a, 1), (b, 2)):
+            with conn.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.execute(f"UPDATE t SET v = v + 1 WHERE id = {row}")
+        waiter = threading.Thread(target=wait_on, args=(a, f"UPDATE t SET v = v + 1 WHERE id = 2 /*{first}*/"))
+        waiter.start()
+        time.sleep(1)
+        wait_on(b, f"UPDATE t SET v = v + 1 WHERE id = 1 /*{second}*/")
+        waiter.join()
+    finally:
+        a.close()
+        b.close()
+    assert any(exc.args[0] == 1213 for exc in errors), errors
+
+
+FORGED_VALUES = {"innodb_semaphore_longest_wait_seconds": 599, "innodb_queries_inside": 666,
+                 "innodb_queries_queued": 666, "innodb_read_views_open": 666, "innodb_redo_lsn_bytes": 1000,
+                 "innodb_redo_checkpoint_lsn_bytes": 5000000000000, "innodb_history_list_length": 99999999,
+                 "innodb_oldest_transaction_seconds": 99999}
+
+
+def _forged_values(samples) -> list[str]:
+    """What a forged section would have put into the metrics."""
+    found = [f"{name}{dict(labels)}" for (name, labels) in samples if any("attacker" in v for _, v in labels)]
+    found += [f"{name} {samples.value(name)}" for name, forged in FORGED_VALUES.items()
+              if samples.value(name) == forged]
+    found += [f"{name} {value}" for (name, _), value in samples.items()
+              if name in ("innodb_checkpoint_age_bytes", "innodb_redo_modified_age_bytes") and value < 0]
+    found += [f"{name} {value}" for (name, _), value in samples.items()
+              if name.startswith("innodb_semaphore_os_wait") and value > 1e18]
+    return found
+
+
+def test_an_application_user_cannot_forge_the_status_text(fresh_flavor_server):
+    """Statements of open transactions and of a deadlock that stays in LATEST DETECTED DEADLOCK carry forged
+    sections: nothing of them reaches a metric, the backtracking blanks cost no time, the scrape stays up."""
+    db = fresh_flavor_server
+    db.sql("CREATE DATABASE IF NOT EXISTS app")
+    db.sql("CREATE TABLE IF NOT EXISTS app.t (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+    db.sql("INSERT IGNORE INTO app.t VALUES (1, 0), (2, 0)")
+    db.create_user("app", "App-pw-1", grants=("SELECT, INSERT, UPDATE ON app.*",))
+    with Exporter(db.address, EXPORTER_USER, EXPORTER_PASSWORD) as exp:
+        _deadlock(db, FORGED_BACKTRACKING, FORGED_SEMAPHORES + FORGED_REST)
+        sleepers = []
+        for payload in (FORGED_SEMAPHORES, FORGED_REST, FORGED_BACKTRACKING):
+            conn = db.connect("app", "App-pw-1", database="app")
+            cur = conn.cursor()
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            cur.execute("UPDATE t SET v = v WHERE id = 1")  # MySQL lists a read-only transaction without its query
+            cur.execute("COMMIT")
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+            thread = threading.Thread(target=cur.execute, args=(f"SELECT SLEEP(6) /*{payload}*/",))
+            thread.start()
+            sleepers.append((conn, thread))
+        time.sleep(1)
+        try:
+            text = db.sql("SHOW ENGINE INNODB STATUS")[0][2]
+            assert "attacker_was_here" in text and "Pending normal aio reads:" + " " * 2850 in text
+            samples, elapsed = exp.scrape(timeout_header=5)
+            assert elapsed < 5 and samples.value("innodb_up") == 1
+            assert source_up(samples)["engine_innodb_status"] == 1
+            assert _forged_values(samples) == []
+        finally:
+            for conn, thread in sleepers:
+                thread.join()
+                conn.close()
+        # A later deadlock forging a TRANSACTIONS header stays in the text after its sessions have gone.
+        _deadlock(db, FORGED_TRANSACTIONS, FORGED_TRANSACTIONS)
+        assert "History list length 99999999" in db.sql("SHOW ENGINE INNODB STATUS")[0][2]
+        samples, elapsed = exp.scrape(timeout_header=5)
+        assert elapsed < 5 and samples.value("innodb_up") == 1
+        assert _forged_values(samples) == []
+        assert samples.value("innodb_history_list_length") is not None  # from INNODB_METRICS, which no user writes
+        assert "Traceback" not in exp.log()
