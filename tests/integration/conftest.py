@@ -135,7 +135,6 @@ def fresh_db():
         db.cleanup()
 
 
-
 # The stacks shared by several modules, in the order their tests run, and how to stop those still up.
 SHARED_STACKS = ("native_stack", "alerting_stack")
 _running: dict[str, Callable[[], None]] = {}
@@ -160,6 +159,7 @@ def _shared(name: str, stack: Stack, root: str) -> None:
     def stop():
         stack.down()
         shutil.rmtree(root, ignore_errors=True)
+
     _running[name] = stop
 
 
