@@ -34,6 +34,7 @@ from . import addresses
 from .connection import describe
 from .families import Family
 from .redact import digest, redact_status
+from .sources.perf_schema_latches import LATCH_INSTRUMENTS
 
 if TYPE_CHECKING:  # targets.py imports config.py, which imports this module's settings
     from .targets import Targets
@@ -107,7 +108,7 @@ READS = (
           ("id", "user", "host", "db", "command", "time", "state", "info"), 7),
     _Read("latches.tsv",
           "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name"
-          " WHERE EVENT_NAME LIKE 'wait/synch/%/innodb/%' AND COUNT_STAR > 0 ORDER BY SUM_TIMER_WAIT DESC",
+          f" WHERE EVENT_NAME LIKE '{LATCH_INSTRUMENTS}' AND COUNT_STAR > 0 ORDER BY SUM_TIMER_WAIT DESC",
           ("event_name", "count_star", "sum_timer_wait_ps"), needs_performance_schema=True),
 )
 

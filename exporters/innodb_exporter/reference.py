@@ -12,6 +12,7 @@ import sys
 
 from . import availability, health, model
 from .sources import CATALOGUE
+from .sources.perf_schema_latches import LATCH_INSTRUMENTS
 
 HEADER = """# Metrics reference
 
@@ -117,7 +118,7 @@ def monitoring_cnf() -> str:
         "[mysqld]\n"
         f"innodb_monitor_enable = {','.join(model.NEEDED_COUNTERS)}\n"
         "performance_schema = ON\n"
-        "performance-schema-instrument = 'wait/synch/%/innodb/%=ON'\n"
+        f"performance-schema-instrument = '{LATCH_INSTRUMENTS}=ON'\n"
         "performance-schema-instrument = 'wait/io/file/innodb/%=ON'\n"
         "innodb_redo_log_capacity = 128M\n"
         "innodb_buffer_pool_size = 256M\n"

@@ -19,7 +19,8 @@ from .base import PerConnection, Source
 
 PICOSECONDS = 1e12
 STATES_MAX_AGE = 60.0  # seconds before the instruments' ENABLED / TIMED are read again
-_INNODB_LATCHES = "'wait/synch/%/innodb/%'"
+LATCH_INSTRUMENTS = "wait/synch/%/innodb/%"  # the InnoDB latch instruments, as a LIKE pattern
+_INNODB_LATCHES = f"'{LATCH_INSTRUMENTS}'"
 
 
 @dataclass(slots=True)
