@@ -159,12 +159,14 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
                 samples = [(ts, v) for ts, v in samples if lower <= ts <= chunk_end]
                 if samples and name:
                     series[series_key(name, labels)] = samples
-            written = writer.add_chunk(series, chunk_start, chunk_end)
+            writer.add_chunk(series, chunk_start, chunk_end)
             if bar:
                 bar.update(chunk_end - start_ms, writer.manifest.samples)
             if chunk_end == end_ms:
                 break
-            density = written / max(chunk_end - chunk_start, 1)  # samples per ms
+            # Samples per ms over all that is exported so far: a chunk shorter than the scrape interval may
+            # fall between two scrapes, and its own count would size the next chunk to the whole window.
+            density = writer.manifest.samples / (chunk_end - start_ms)
             span_ms = int(min(max(chunk_samples / density if density else span_ms * 4, 1000), limits.CHUNK_SPAN_MS))
             chunk_start = chunk_end
         if bar:

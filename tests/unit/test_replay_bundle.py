@@ -106,6 +106,34 @@ def test_an_export_failing_midway_leaves_no_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+class ScrapedPrometheus:
+    """A hundred series scraped every 15 s and one every second, as a big and a small job."""
+
+    def __init__(self, url, timeout=120):
+        self.url = url
+
+    def metadata(self):
+        return {}
+
+    def raw(self, selector, start_ms, end_ms):
+        def values(interval_ms):
+            first = -(-start_ms // interval_ms) * interval_ms
+            return [[ts / 1000, "1"] for ts in range(first, end_ms + 1, interval_ms)]
+        big = [{"metric": {"__name__": "big", "n": str(n)}, "values": values(15_000)} for n in range(100)]
+        return big + [{"metric": {"__name__": "small"}, "values": values(1000)}]
+
+
+def test_export_chunks_stay_near_the_asked_size_when_a_chunk_falls_between_scrapes(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_module, "Prometheus", ScrapedPrometheus)
+    out = str(tmp_path / "b.zip")
+    # About 13 s a chunk: shorter than the big job's interval, so some chunks hold only the small job.
+    result = export_module.export("http://x", 0, 1_800_000, out, chunk_samples=100, progress=False)
+    chunks = result.manifest.chunks
+    assert any(c.samples < 20 for c in chunks), "no chunk fell between two scrapes"
+    assert max(c.samples for c in chunks[1:]) <= 2 * 100
+    assert result.manifest.samples == 100 * (1_800_000 // 15_000 + 1) + 1_800_000 // 1000 + 1
+
+
 def test_times():
     assert parse_time("now", now=1000.0) == 1_000_000
     assert parse_time("now-30m", now=10_000.0) == 8_200_000
