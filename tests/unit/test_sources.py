@@ -8,7 +8,8 @@ import dataclasses
 from innodb_exporter import sources
 from innodb_exporter.server import ServerInfo
 from innodb_exporter.snapshot import Snapshot
-from innodb_exporter.sources import InnodbMetrics, PerfSchemaLatches
+from innodb_exporter.sources import GlobalVariables, InnodbMetrics, PerfSchemaLatches, PerfSchemaRedoFile
+from innodb_exporter.sources import base
 
 
 def test_every_source_has_a_field_of_its_own_in_the_snapshot():
@@ -68,3 +69,31 @@ def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary()
     latches = source.fetch(cursor, connection)
     assert [(l.name, l.enabled, l.timed) for l in latches] == [("log_mutex", True, False), ("new_one", False, False)]
     assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
+
+
+def test_a_server_without_the_redo_file_instrument_is_not_asked_again_on_the_same_connection():
+    source = PerfSchemaRedoFile()
+    mariadb = Cursor({"SELECT COUNT_MISC": []})
+    connection = server()
+    assert source.fetch(mariadb, connection) is None and source.fetch(mariadb, connection) is None
+    assert len(mariadb.ran) == 1
+    mysql = Cursor({"SELECT COUNT_MISC": [(10, 2_000_000_000_000, 5, 0, 4096)]})
+    again = server()  # a new connection, to a server that has it: asked on every scrape
+    assert source.fetch(mysql, again).fsync_seconds == 2.0 and source.fetch(mysql, again).fsyncs == 10
+    assert len(mysql.ran) == 2
+
+
+def test_settings_are_read_on_a_new_connection_and_then_once_a_minute(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
+    source = GlobalVariables(("innodb_log_file_size",))
+    cursor = Cursor({"SHOW GLOBAL VARIABLES": [("innodb_log_file_size", "100")]})
+    connection = server()
+    assert source.fetch(cursor, connection) == {"innodb_log_file_size": "100"}
+    now[0] += 59
+    cursor.answers["SHOW GLOBAL VARIABLES"] = [("innodb_log_file_size", "200")]  # set by hand
+    assert source.fetch(cursor, connection) == {"innodb_log_file_size": "100"} and len(cursor.ran) == 1
+    now[0] += 2
+    assert source.fetch(cursor, connection) == {"innodb_log_file_size": "200"} and len(cursor.ran) == 2
+    source.fetch(cursor, server())  # a new connection
+    assert len(cursor.ran) == 3

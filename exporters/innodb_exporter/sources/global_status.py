@@ -1,8 +1,15 @@
-"""``SHOW GLOBAL STATUS``: only the InnoDB variables our metrics use (mysqld_exporter has the rest)."""
+"""``SHOW GLOBAL STATUS`` and ``VARIABLES``: only the InnoDB names our metrics use (mysqld_exporter has the rest).
+
+Status is read on every scrape. The settings, which change only when an operator sets them, are read on a
+connection's first scrape and then once a minute: a statement fewer on most scrapes, and a setting
+changed by hand shows within a minute.
+"""
 
 from __future__ import annotations
 
-from .base import Source
+from .base import PerConnection, Source
+
+SETTINGS_MAX_AGE = 60.0  # seconds before the settings are read again
 
 
 def _show_global(what: str, names: tuple[str, ...]) -> tuple[str, tuple]:
@@ -32,10 +39,19 @@ class GlobalVariables(Source):
     name = "global_variables"
     field = "variables"
     privilege = "none"
-    summary = "`SHOW GLOBAL VARIABLES`: only the InnoDB settings the REDO model and derived metrics need."
+    summary = "`SHOW GLOBAL VARIABLES`: the InnoDB settings the REDO model and derived metrics need, read once a minute."
+
+    def __init__(self, wanted: tuple[str, ...] = ()):
+        super().__init__(wanted)
+        self._settings = PerConnection(max_age=SETTINGS_MAX_AGE)
 
     def query(self, server):
         return _show_global("VARIABLES", self.wanted)
+
+    def fetch(self, cursor, server):
+        if self._settings.stale(server):
+            self._settings.keep(server, super().fetch(cursor, server))
+        return self._settings.value
 
     def from_rows(self, rows) -> dict[str, str]:
         return _by_name(rows)

@@ -3,14 +3,15 @@
 COUNT_MISC / SUM_TIMER_MISC hold the file's sync operations together with its rare open, close and
 stat calls, so they are the REDO fsyncs to within a few operations. MySQL instruments the REDO log
 as ``wait/io/file/innodb/innodb_log_file``; MariaDB 10.5+ does not instrument it, and the query
-returns no row there.
+returns no row there. A server registers its instruments when it starts, so a connection that found no
+row does not ask again (under load the statement cost the server as much as any other of a scrape).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Source
+from .base import PerConnection, Source
 
 PICOSECONDS = 1e12
 
@@ -30,6 +31,10 @@ class PerfSchemaRedoFile(Source):
     privilege = "SELECT on performance_schema"
     summary = "``performance_schema.file_summary_by_event_name`` for the REDO log file: fsync count and time."
 
+    def __init__(self, wanted: tuple[str, ...] = ()):
+        super().__init__(wanted)
+        self._instrumented = PerConnection()  # whether this connection's server has the instrument
+
     def unsupported(self, server):
         return None if server.performance_schema else "performance_schema is OFF"
 
@@ -37,6 +42,13 @@ class PerfSchemaRedoFile(Source):
         return ("SELECT COUNT_MISC, SUM_TIMER_MISC, COUNT_WRITE, SUM_TIMER_WRITE, SUM_NUMBER_OF_BYTES_WRITE"
                 " FROM performance_schema.file_summary_by_event_name"
                 " WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_log_file'"), ()
+
+    def fetch(self, cursor, server):
+        if not self._instrumented.stale(server) and not self._instrumented.value:
+            return None
+        value = super().fetch(cursor, server)
+        self._instrumented.keep(server, value is not None)
+        return value
 
     def from_rows(self, rows) -> RedoFileIO | None:
         if not rows:
