@@ -38,6 +38,7 @@ from contextlib import closing
 import pymysql
 
 from innodb_exporter.model import NEEDED_COUNTERS
+from innodb_exporter.sources.perf_schema_latches import LATCH_INSTRUMENTS
 from innodb_replay.processes import terminate
 
 from . import roots
@@ -106,7 +107,7 @@ EXPORTER_GRANTS = ("PROCESS, REPLICATION CLIENT ON *.*", "SELECT ON performance_
 # test's server stays small whatever the default becomes).
 MONITORING_OPTIONS = (
     "--performance-schema=ON",
-    "--performance-schema-instrument=wait/synch/%/innodb/%=ON",
+    f"--performance-schema-instrument={LATCH_INSTRUMENTS}=ON",
     "--innodb-log-file-size=32M",
     "--innodb-buffer-pool-size=128M",
 )
@@ -114,7 +115,7 @@ MONITORING_OPTIONS = (
 # instruments give the exporter fsync times.
 MYSQL_MONITORING_OPTIONS = (
     "--performance-schema=ON",
-    "--performance-schema-instrument=wait/synch/%/innodb/%=ON",
+    f"--performance-schema-instrument={LATCH_INSTRUMENTS}=ON",
     "--performance-schema-instrument=wait/io/file/innodb/%=ON",
     "--innodb-redo-log-capacity=32M",
     "--innodb-buffer-pool-size=128M",
