@@ -145,6 +145,7 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
     writer = BundleWriter(out, Manifest("export", prometheus.url, start_ms, end_ms, selector=selector))
     bar = Progress(end_ms - start_ms, "exporting") if progress else None
     span_ms = 60_000  # the first chunk measures the sample density; the next ones are sized from it
+    data_start = None  # where the first chunk with samples began
     try:
         chunk_start = start_ms
         while chunk_start <= end_ms:
@@ -159,14 +160,17 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
                 samples = [(ts, v) for ts, v in samples if lower <= ts <= chunk_end]
                 if samples and name:
                     series[series_key(name, labels)] = samples
-            writer.add_chunk(series, chunk_start, chunk_end)
+            written = writer.add_chunk(series, chunk_start, chunk_end)
             if bar:
                 bar.update(chunk_end - start_ms, writer.manifest.samples)
             if chunk_end == end_ms:
                 break
-            # Samples per ms over all that is exported so far: a chunk shorter than the scrape interval may
-            # fall between two scrapes, and its own count would size the next chunk to the whole window.
-            density = writer.manifest.samples / (chunk_end - start_ms)
+            if written and data_start is None:
+                data_start = chunk_start
+            # Samples per ms, the higher of two measures, each of which reads low in one case: the last chunk
+            # alone (it may fall between two scrapes) and all chunks since the data began (a gap in it).
+            density = max(written / (chunk_end - chunk_start),
+                          writer.manifest.samples / (chunk_end - data_start) if data_start is not None else 0)
             span_ms = int(min(max(chunk_samples / density if density else span_ms * 4, 1000), limits.CHUNK_SPAN_MS))
             chunk_start = chunk_end
         if bar:

@@ -107,7 +107,9 @@ def test_an_export_failing_midway_leaves_no_file(tmp_path, monkeypatch):
 
 
 class ScrapedPrometheus:
-    """A hundred series scraped every 15 s and one every second, as a big and a small job."""
+    """A hundred series scraped every 15 s and one every second, as a big and a small job; nothing in ``gap``."""
+
+    gap = (0, 0)
 
     def __init__(self, url, timeout=120):
         self.url = url
@@ -118,7 +120,8 @@ class ScrapedPrometheus:
     def raw(self, selector, start_ms, end_ms):
         def values(interval_ms):
             first = -(-start_ms // interval_ms) * interval_ms
-            return [[ts / 1000, "1"] for ts in range(first, end_ms + 1, interval_ms)]
+            return [[ts / 1000, "1"] for ts in range(first, end_ms + 1, interval_ms)
+                    if not self.gap[0] <= ts < self.gap[1]]
         big = [{"metric": {"__name__": "big", "n": str(n)}, "values": values(15_000)} for n in range(100)]
         return big + [{"metric": {"__name__": "small"}, "values": values(1000)}]
 
@@ -132,6 +135,15 @@ def test_export_chunks_stay_near_the_asked_size_when_a_chunk_falls_between_scrap
     assert any(c.samples < 20 for c in chunks), "no chunk fell between two scrapes"
     assert max(c.samples for c in chunks[1:]) <= 2 * 100
     assert result.manifest.samples == 100 * (1_800_000 // 15_000 + 1) + 1_800_000 // 1000 + 1
+
+
+def test_export_chunks_come_back_to_the_asked_size_after_a_gap(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_module, "Prometheus", ScrapedPrometheus)
+    monkeypatch.setattr(ScrapedPrometheus, "gap", (1_800_000, 12_600_000))  # Prometheus down for three hours
+    result = export_module.export("http://x", 0, 14_400_000, str(tmp_path / "b.zip"), chunk_samples=1000,
+                                  progress=False)
+    after = [c.samples for c in result.manifest.chunks if c.start_ms >= 12_600_000]
+    assert len(after) > 5 and max(after[1:]) <= 2 * 1000, after  # the first may span the gap's end
 
 
 def test_times():
