@@ -1,6 +1,7 @@
-"""Our exporter against Debian's mysqld_exporter, side by side on one MariaDB under one sysbench load.
+"""Our exporter against Debian's mysqld_exporter, side by side on one server under one sysbench load.
 
-    python benchmarks/scrape_benchmark.py [--scrapes 300] [--threads 4] [--overhead-seconds 20]
+    python benchmarks/scrape_benchmark.py [--scrapes 300] [--threads 4] [--overhead-seconds 20] [--tables 0]
+                                          [--flavour mariadb-10.11]
 
 Prints, for the same InnoDB sources (mysqld_exporter with --collect.info_schema.innodb_metrics,
 --collect.engine_innodb_status, --collect.global_status, --collect.perf_schema.eventswaits, its
@@ -11,10 +12,13 @@ it):
   * CPU time of each exporter process per scrape (utime + stime from /proc over all the scrapes), and
     ours over theirs;
   * the time the server spends on each exporter's queries per scrape (performance_schema, per user),
-    and our p50 over our server time;
+    and our p50 over our server time; then, each exporter scraped alone, that time statement by statement
+    (performance_schema's digests), which says where a scrape's latency goes;
   * resident memory of each exporter, serving one server;
   * the time to parse a 1 MB SHOW ENGINE INNODB STATUS text;
   * sysbench throughput with and without our exporter scraped every second.
+--tables N first creates and opens N more InnoDB tables: the performance_schema summaries cost the server
+time in proportion to the latch instances, which grow with the tables.
 Targets (issue 14): our CPU per scrape and our p50 at most 0.3 x mysqld_exporter's; at most 40 MB
 resident; our p50 < 2 x our server time; parse < 20 ms; scraping every second costs < 1 % of throughput.
 """
@@ -43,7 +47,7 @@ sys.path.insert(0, os.path.join(ROOT, "exporters"))
 from innodb_exporter.parsers import innodb_status  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
-from support.servers import MariaDB, Sysbench, free_port, wait_for  # noqa: E402
+from support.servers import FLAVORS, Sysbench, free_port, server, wait_for  # noqa: E402
 
 OURS, THEIRS, PASSWORD = "innodb_exp", "mysqld_exp", "Bench-pw-1"
 MYSQLD_EXPORTER_FLAGS = [
@@ -100,6 +104,54 @@ class Scraper:
 
 def get(url: str) -> float:
     return Scraper(url).get()
+
+
+def statement_times(db, scraper: "Scraper", scrapes: int) -> list[tuple[float, str]]:
+    """(server seconds per scrape, statement) for every statement one exporter runs, scraped alone (but for
+    the load) ``scrapes`` times: performance_schema's digests, emptied first. Exporters connect without a
+    default schema and sysbench with one, which tells their statements apart."""
+    with db.connect() as conn, conn.cursor() as cur:
+        cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
+        for _ in range(scrapes):
+            scraper.get()
+        cur.execute("SELECT SUM_TIMER_WAIT, DIGEST_TEXT FROM performance_schema.events_statements_summary_by_digest"
+                    " WHERE SCHEMA_NAME IS NULL AND DIGEST_TEXT NOT LIKE 'TRUNCATE%' ORDER BY SUM_TIMER_WAIT DESC")
+        return [(int(timer) / 1e12 / scrapes, _readable(text)) for timer, text in cur.fetchall()]
+
+
+def _readable(digest: str) -> str:
+    """A digest as one reads SQL: "SELECT `a` , `b` FROM `s` . `t`" -> "SELECT a, b FROM s.t"."""
+    text = " ".join(str(digest).split()).replace("`", "")
+    return text.replace(" . ", ".").replace(" , ", ", ")
+
+
+def print_statement_times(db, scrapers: dict, scrapes: int) -> None:
+    for user, name in ((OURS, "innodb-exporter"), (THEIRS, "mysqld_exporter")):
+        times = statement_times(db, scrapers[user], scrapes)
+        print(f"{name} alone, {scrapes} scrapes: server time {sum(t for t, _ in times) * 1000:.2f} ms per scrape, "
+              "by statement:")
+        for seconds, text in times:
+            print(f"  {seconds * 1000:6.2f} ms  {text[:120]}")
+
+
+def open_tables(db, count: int) -> None:
+    """``count`` more InnoDB tables, each with a secondary index and a row, read once so InnoDB opens them."""
+    db.sql("CREATE DATABASE IF NOT EXISTS bench_tables")
+    with db.connect() as conn, conn.cursor() as cur:
+        for i in range(count):
+            cur.execute(f"CREATE TABLE bench_tables.t{i} (id INT PRIMARY KEY, a INT, KEY (a)) ENGINE=InnoDB")
+            cur.execute(f"INSERT INTO bench_tables.t{i} VALUES (1, 1)")
+            cur.execute(f"SELECT * FROM bench_tables.t{i}")
+            if (i + 1) % 1000 == 0:
+                print(f"{i + 1} of {count} tables", file=sys.stderr)
+
+
+def tables_and_latches(db) -> str:
+    rows = db.sql("SELECT (SELECT COUNT(*) FROM information_schema.TABLES WHERE ENGINE = 'InnoDB'),"
+                  " (SELECT COUNT(*) FROM performance_schema.mutex_instances),"
+                  " (SELECT COUNT(*) FROM performance_schema.rwlock_instances),"
+                  " (SELECT COUNT(*) FROM performance_schema.cond_instances)")
+    return "{} InnoDB tables; {} mutex, {} rwlock and {} cond instances in performance_schema".format(*rows[0])
 
 
 def server_time(db, user: str) -> tuple[int, float]:
@@ -184,14 +236,20 @@ def main() -> int:
     p.add_argument("--scrapes", type=int, default=300)
     p.add_argument("--threads", type=int, default=4, help="sysbench threads")
     p.add_argument("--overhead-seconds", type=int, default=20, help="length of each throughput run; 0 skips it")
+    p.add_argument("--flavour", choices=FLAVORS, default="mariadb-10.11",
+                   help="the server, in its tuned configuration (default mariadb-10.11)")
+    p.add_argument("--tables", type=int, default=0, help="InnoDB tables to create and open first (default 0)")
+    p.add_argument("--statement-scrapes", type=int, default=100,
+                   help="scrapes of each exporter alone for the per-statement server time")
     p.add_argument("--only-parse", action="store_true")
     args = p.parse_args()
     parse_benchmark()
     if args.only_parse:
         return 0
-    with MariaDB() as db:
+    with server(args.flavour, "tuned") as db:
         for user in (OURS, THEIRS):
             db.create_user(user, PASSWORD)
+        open_tables(db, args.tables)
         load = Sysbench(db, threads=args.threads).prepare().start(seconds=3600)
         ours = Exporter(db.address, OURS, PASSWORD, command=installed_exporter())
         theirs = MysqldExporter(db)
@@ -210,15 +268,16 @@ def main() -> int:
                     latency[user].append(scraper.get())
             cpu = {u: (cpu_seconds(pid) - cpu_before[u]) / args.scrapes for u, pid in pids.items()}
             after = {u: server_time(db, u) for u in (OURS, THEIRS)}
-            print(f"MariaDB {db.sql('SELECT VERSION()')[0][0]}, sysbench oltp_read_write {args.threads} threads, "
-                  f"{args.scrapes} scrapes each, alternating; load average {load_before:.1f} before, "
-                  f"{load_average():.1f} after ({os.cpu_count()} CPUs)")
+            print(f"{args.flavour} {db.sql('SELECT VERSION()')[0][0]} (tuned), sysbench oltp_read_write "
+                  f"{args.threads} threads, {args.scrapes} scrapes each, alternating; load average "
+                  f"{load_before:.1f} before, {load_average():.1f} after ({os.cpu_count()} CPUs); "
+                  f"{tables_and_latches(db)}")
             for user, name in ((OURS, "innodb-exporter"), (THEIRS, "mysqld_exporter")):
-                server = (after[user][1] - before[user][1]) / args.scrapes
+                seconds = (after[user][1] - before[user][1]) / args.scrapes
                 statements = (after[user][0] - before[user][0]) / args.scrapes
                 print(f"{name:16} p50 {percentile(latency[user], 50) * 1000:7.2f} ms  p99 "
                       f"{percentile(latency[user], 99) * 1000:7.2f} ms  CPU {cpu[user] * 1000:6.2f} ms  "
-                      f"server time {server * 1000:6.2f} ms in {statements:.1f} statements per scrape")
+                      f"server time {seconds * 1000:6.2f} ms in {statements:.1f} statements per scrape")
             p50_ours, p50_theirs = percentile(latency[OURS], 50), percentile(latency[THEIRS], 50)
             server_ours = (after[OURS][1] - before[OURS][1]) / args.scrapes
             print(f"our CPU per scrape / mysqld_exporter's = {cpu[OURS] / cpu[THEIRS]:.2f}  (target <= 0.3)")
@@ -231,6 +290,7 @@ def main() -> int:
                 current, peak = memory_mb(pid)
                 print(f"{name:16} resident memory serving one server {current:.1f} MB, peak {peak:.1f} MB" +
                       ("  (target <= 40 MB)" if name == "innodb-exporter" else ""))
+            print_statement_times(db, scrapers, args.statement_scrapes)
             if args.overhead_seconds:
                 load.stop()
                 overhead(db, ours.url + "/metrics", args.overhead_seconds, args.threads)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -17,6 +18,22 @@ def test_parse_benchmark_runs():
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "parse 1.0" in out.stdout and "MB status text" in out.stdout
+
+
+def test_scrape_benchmark_says_what_each_statement_costs_the_server():
+    """A short run against a real MariaDB under sysbench, both exporters scraped: the per-statement server
+    time lists each exporter's own statements, and the extra tables show in the instance counts."""
+    out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "scrape_benchmark.py"), "--scrapes", "5",
+                          "--statement-scrapes", "5", "--overhead-seconds", "0", "--tables", "30"],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    tables = re.search(r"; (\d+) InnoDB tables; (\d+) mutex, (\d+) rwlock", out.stdout)
+    assert tables and int(tables.group(1)) >= 34, out.stdout  # sysbench's 4 and the 30 asked for
+    ours = out.stdout.split("innodb-exporter alone, 5 scrapes: server time ")[1].split("mysqld_exporter alone")[0]
+    theirs = out.stdout.split("mysqld_exporter alone, 5 scrapes: server time ")[1]
+    assert "FROM performance_schema.events_waits_summary_global_by_event_name" in ours
+    assert "SHOW ENGINE INNODB STATUS" in ours and "sbtest" not in ours
+    assert "SHOW GLOBAL STATUS" in theirs and "INNODB_METRICS" not in theirs
 
 
 def test_replay_benchmark_starts():

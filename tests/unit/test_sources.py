@@ -32,6 +32,9 @@ class Cursor:
     def fetchall(self):
         return self._rows
 
+    def mogrify(self, sql, params):
+        return sql % tuple(f"'{p}'" for p in params)
+
 
 def server() -> ServerInfo:
     return ServerInfo("mysql", (9, 7, 4), True, "STATUS")
@@ -69,6 +72,24 @@ def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary()
     latches = source.fetch(cursor, connection)
     assert [(l.name, l.enabled, l.timed) for l in latches] == [("log_mutex", True, False), ("new_one", False, False)]
     assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
+
+
+def test_the_latch_summary_asks_for_the_instruments_by_name():
+    """By name, so that a performance_schema with an index on EVENT_NAME (MySQL 8.0+) builds only their rows."""
+    source = PerfSchemaLatches()
+    names = ["wait/synch/mutex/innodb/log_mutex", "wait/synch/sxlock/innodb/index_tree_rw_lock"]
+    cursor = Cursor({"SELECT NAME, ENABLED": [(name, "YES", "YES") for name in names], "SELECT EVENT_NAME": []})
+    source.fetch(cursor, server())
+    assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ('{names[0]}', '{names[1]}')")
+    assert "LIKE" not in cursor.ran[1]
+
+
+def test_a_build_without_innodb_latch_instruments_is_asked_for_no_summary():
+    source = PerfSchemaLatches()
+    cursor = Cursor({"SELECT NAME, ENABLED": []})
+    connection = server()
+    assert source.fetch(cursor, connection) == [] and source.fetch(cursor, connection) == []
+    assert len(cursor.ran) == 1
 
 
 def test_a_server_without_the_redo_file_instrument_is_not_asked_again_on_the_same_connection():
