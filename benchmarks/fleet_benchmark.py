@@ -1,14 +1,15 @@
 """One exporter, a fleet of servers: /probe for 10, 50, 100, 200 targets, scraped by Prometheus every 5 s.
 
     .venv/bin/python benchmarks/fleet_benchmark.py [--targets 10,50,100,200] [--seconds 120] [--servers 1]
-                                                   [--threads 2] [--rate 200] [--json FILE] [--quick]
+                                                   [--threads 2] [--rate 200] [--flavour mariadb-10.11]
+                                                   [--json FILE] [--quick]
 
 The targets are loopback aliases (127.0.0.2, 127.0.0.3, ...; the kernel answers all of 127.0.0.0/8)
-of one or a few MariaDB servers (tuned configuration, listening on every alias, under sysbench
-oltp_read_write): to the exporter each alias is another server, with a connection of its own.
-Prometheus runs the stack's own provisioning/prometheus/prometheus.yml; the targets file is written
-the way write-targets.sh writes it, and the exporter allows exactly the servers of that file
-(--probe.targets-file), as a fleet deployment would.
+of one or a few servers (MariaDB 10.11 unless --flavour says otherwise; tuned configuration, listening
+on every alias, under sysbench oltp_read_write): to the exporter each alias is another server, with a
+connection of its own. Prometheus runs the stack's own provisioning/prometheus/prometheus.yml; the
+targets file is written the way write-targets.sh writes it, and the exporter allows exactly the servers
+of that file (--probe.targets-file), as a fleet deployment would.
 
 For each target count, after the new targets have been scraped twice (connections open), over
 --seconds of steady scraping:
@@ -50,7 +51,7 @@ from innodb_replay.processes import terminate  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
 from stack.servers import options  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
-from support.servers import MariaDB, Sysbench, free_port, wait_for  # noqa: E402
+from support.servers import FLAVORS, Sysbench, free_port, server, wait_for  # noqa: E402
 
 USER, PASSWORD = "fleet_exp", "Fleet-bench-pw-1"
 INTERVAL = 5.0  # the innodb job's scrape_interval in provisioning/prometheus/prometheus.yml
@@ -64,16 +65,16 @@ def aliases(count: int) -> list[str]:
 
 
 class Fleet:
-    """``servers`` MariaDB servers under sysbench, target i served by server i % servers on its own alias."""
+    """``servers`` servers under sysbench, target i served by server i % servers on its own alias."""
 
-    def __init__(self, servers: int, max_targets: int, threads: int, rate: int, table_size: int):
+    def __init__(self, flavour: str, servers: int, max_targets: int, threads: int, rate: int, table_size: int):
         per_server = -(-max_targets // servers)
         self.servers, self.loads, self.addresses = [], [], []
         all_aliases = aliases(per_server * servers)
         try:
             for n in range(servers):
                 mine = all_aliases[n::servers]
-                db = MariaDB(options=options("mariadb-10.11", "tuned") + (
+                db = server(flavour, "tuned", options=options(flavour, "tuned") + (
                     f"--bind-address={','.join(['127.0.0.1', *mine])}",
                     f"--max-connections={2 * per_server + 50}"))
                 self.servers.append(db)
@@ -251,7 +252,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--targets", default="10,50,100,200", help="comma-separated target counts, in order")
     p.add_argument("--seconds", type=float, default=120, help="measuring window per target count")
-    p.add_argument("--servers", type=int, default=1, help="MariaDB servers the targets are aliases of")
+    p.add_argument("--servers", type=int, default=1, help="servers the targets are aliases of")
+    p.add_argument("--flavour", choices=FLAVORS, default="mariadb-10.11", help="the servers' flavour")
     p.add_argument("--threads", type=int, default=2, help="sysbench threads per server")
     p.add_argument("--rate", type=int, default=200, help="sysbench transactions per second per server (0: unthrottled)")
     p.add_argument("--table-size", type=int, default=20000, help="sysbench rows per table")
@@ -266,7 +268,7 @@ def main(argv=None) -> int:
     workdir = tempfile.mkdtemp(prefix="fleet-benchmark-")
     fleet = prometheus = exporter = None
     try:
-        fleet = Fleet(args.servers, max(counts), args.threads, args.rate, args.table_size)
+        fleet = Fleet(args.flavour, args.servers, max(counts), args.threads, args.rate, args.table_size)
         prometheus = Prometheus(workdir)
         # The exporter allows exactly the servers of the targets file Prometheus reads (re-read as it changes).
         exporter = Exporter(fleet.servers[0].address, USER, PASSWORD, f"--probe.targets-file={prometheus.targets_file}",
@@ -278,7 +280,7 @@ def main(argv=None) -> int:
             print(f"{count} targets measured ({time.monotonic() - began:.0f} s)", file=sys.stderr)
         result = {
             "benchmark": "fleet", "interval_seconds": INTERVAL, "cpus": os.cpu_count(),
-            "server": f"MariaDB {fleet.servers[0].sql('SELECT VERSION()')[0][0]}", "servers": args.servers,
+            "server": f"{args.flavour} {fleet.servers[0].sql('SELECT VERSION()')[0][0]}", "servers": args.servers,
             "sysbench": {"threads_per_server": args.threads, "rate_per_server": args.rate},
             "steps": steps, "saturation": saturation(steps),
         }

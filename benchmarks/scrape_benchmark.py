@@ -108,15 +108,19 @@ def get(url: str) -> float:
 
 def statement_times(db, scraper: "Scraper", scrapes: int) -> list[tuple[float, str]]:
     """(server seconds per scrape, statement) for every statement one exporter runs, scraped alone (but for
-    the load) ``scrapes`` times: performance_schema's digests, emptied first. Exporters connect without a
-    default schema and sysbench with one, which tells their statements apart."""
+    the load) ``scrapes`` times: performance_schema's digests, emptied first. The exporters connect without a
+    default schema and sysbench with one, which tells their statements apart; nothing else runs meanwhile
+    but this function's own TRUNCATE."""
     with db.connect() as conn, conn.cursor() as cur:
         cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
         for _ in range(scrapes):
             scraper.get()
         cur.execute("SELECT SUM_TIMER_WAIT, DIGEST_TEXT FROM performance_schema.events_statements_summary_by_digest"
-                    " WHERE SCHEMA_NAME IS NULL AND DIGEST_TEXT NOT LIKE 'TRUNCATE%' ORDER BY SUM_TIMER_WAIT DESC")
-        return [(int(timer) / 1e12 / scrapes, _readable(text)) for timer, text in cur.fetchall()]
+                    " WHERE SCHEMA_NAME IS NULL AND (DIGEST_TEXT IS NULL OR DIGEST_TEXT NOT LIKE 'TRUNCATE%')"
+                    " ORDER BY SUM_TIMER_WAIT DESC")
+        # A NULL digest is the row performance_schema counts statements in once its digest table is full.
+        return [(int(timer) / 1e12 / scrapes, _readable(text) if text else "(past the digest table's size)")
+                for timer, text in cur.fetchall()]
 
 
 def _readable(digest: str) -> str:
@@ -131,7 +135,7 @@ def print_statement_times(db, scrapers: dict, scrapes: int) -> None:
         print(f"{name} alone, {scrapes} scrapes: server time {sum(t for t, _ in times) * 1000:.2f} ms per scrape, "
               "by statement:")
         for seconds, text in times:
-            print(f"  {seconds * 1000:6.2f} ms  {text[:120]}")
+            print(f"  {seconds * 1000:6.2f} ms  {text[:240]}")
 
 
 def open_tables(db, count: int) -> None:
@@ -148,10 +152,12 @@ def open_tables(db, count: int) -> None:
 
 def tables_and_latches(db) -> str:
     rows = db.sql("SELECT (SELECT COUNT(*) FROM information_schema.TABLES WHERE ENGINE = 'InnoDB'),"
+                  " (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'bench_tables'),"
                   " (SELECT COUNT(*) FROM performance_schema.mutex_instances),"
                   " (SELECT COUNT(*) FROM performance_schema.rwlock_instances),"
                   " (SELECT COUNT(*) FROM performance_schema.cond_instances)")
-    return "{} InnoDB tables; {} mutex, {} rwlock and {} cond instances in performance_schema".format(*rows[0])
+    return ("{} InnoDB tables ({} of them made by --tables); {} mutex, {} rwlock and {} cond instances in "
+            "performance_schema").format(*rows[0])
 
 
 def server_time(db, user: str) -> tuple[int, float]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import pymysql
+from pymysql.constants import SERVER_STATUS
+
 from innodb_exporter import sources
 from innodb_exporter.server import ServerInfo
 from innodb_exporter.snapshot import Snapshot
@@ -32,8 +35,14 @@ class Cursor:
     def fetchall(self):
         return self._rows
 
-    def mogrify(self, sql, params):
-        return sql % tuple(f"'{p}'" for p in params)
+
+class EscapingCursor(Cursor, pymysql.cursors.Cursor):
+    """``Cursor`` with PyMySQL's own mogrify, which escapes as the connection's SQL mode says."""
+
+    def __init__(self, answers, no_backslash_escapes: bool = False):
+        pymysql.cursors.Cursor.__init__(self, pymysql.connections.Connection(defer_connect=True))
+        self.connection.server_status = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES if no_backslash_escapes else 0
+        Cursor.__init__(self, answers)
 
 
 def server() -> ServerInfo:
@@ -64,9 +73,10 @@ def test_a_counter_enabled_since_the_last_description_is_described():
 
 def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary():
     source = PerfSchemaLatches()
-    cursor = Cursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", "YES", "NO")],
-                     "SELECT EVENT_NAME": [("wait/synch/mutex/innodb/log_mutex", 3, 0),
-                                           ("wait/synch/rwlock/innodb/new_one", 1, 5)]})
+    # The server answers a row it was not asked for: kept, and counted as neither enabled nor timed.
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", "YES", "NO")],
+                             "SELECT EVENT_NAME": [("wait/synch/mutex/innodb/log_mutex", 3, 0),
+                                                   ("wait/synch/rwlock/innodb/new_one", 1, 5)]})
     connection = server()
     source.fetch(cursor, connection)
     latches = source.fetch(cursor, connection)
@@ -74,19 +84,41 @@ def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary()
     assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
 
 
-def test_the_latch_summary_asks_for_the_instruments_by_name():
-    """By name, so that a performance_schema with an index on EVENT_NAME (MySQL 8.0+) builds only their rows."""
+def test_the_latch_summary_asks_for_the_instruments_by_name_with_one_statement_per_read(monkeypatch):
+    """By name, so that a performance_schema with an index on EVENT_NAME (MySQL 8.0+) builds only their rows;
+    the statement is built when the instruments are read (a connection's first scrape, then once a minute)."""
+    now = [1000.0]
+    monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
     source = PerfSchemaLatches()
     names = ["wait/synch/mutex/innodb/log_mutex", "wait/synch/sxlock/innodb/index_tree_rw_lock"]
-    cursor = Cursor({"SELECT NAME, ENABLED": [(name, "YES", "YES") for name in names], "SELECT EVENT_NAME": []})
-    source.fetch(cursor, server())
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES") for name in names], "SELECT EVENT_NAME": []})
+    connection = server()
+    source.fetch(cursor, connection)
     assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ('{names[0]}', '{names[1]}')")
     assert "LIKE" not in cursor.ran[1]
+    source.fetch(cursor, connection)
+    assert cursor.ran[2] is cursor.ran[1]  # the same statement, not built again
+    now[0] += 61
+    cursor.answers["SELECT NAME, ENABLED"] = [(names[0], "YES", "YES")]  # an instrument gone from the list
+    source.fetch(cursor, connection)
+    assert cursor.ran[3].startswith("SELECT NAME, ENABLED") and cursor.ran[4].endswith(f" IN ('{names[0]}')")
+
+
+def test_instrument_names_are_escaped_as_the_connections_sql_mode_needs():
+    """Names come from the server: a quote or a backslash in one stays inside its string literal, with
+    backslash escapes and with NO_BACKSLASH_ESCAPES alike (PyMySQL's own escaping, on a real cursor)."""
+    odd = "wait/synch/mutex/innodb/it's\\odd"
+    for no_backslash_escapes, literal in ((False, "'wait/synch/mutex/innodb/it\\'s\\\\odd'"),
+                                          (True, "'wait/synch/mutex/innodb/it''s\\odd'")):
+        cursor = EscapingCursor({"SELECT NAME, ENABLED": [(odd, "YES", "YES")], "SELECT EVENT_NAME": []},
+                                no_backslash_escapes)
+        PerfSchemaLatches().fetch(cursor, server())
+        assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ({literal})")
 
 
 def test_a_build_without_innodb_latch_instruments_is_asked_for_no_summary():
     source = PerfSchemaLatches()
-    cursor = Cursor({"SELECT NAME, ENABLED": []})
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": []})
     connection = server()
     assert source.fetch(cursor, connection) == [] and source.fetch(cursor, connection) == []
     assert len(cursor.ran) == 1

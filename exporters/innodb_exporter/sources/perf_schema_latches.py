@@ -13,8 +13,8 @@ the server's time on this source).
 The summary costs the server more than every other source together: performance_schema builds each of
 its rows by walking every instance of the row's kind (mutex, rwlock, cond), and the instances grow with
 the tables (docs/fleet.md has the figures). It is asked for by the instruments' names, not by LIKE: on
-MySQL 8.0+, whose performance_schema indexes EVENT_NAME, only those rows are built (a third less server
-time with 2,000 tables on MySQL 9.7); MariaDB builds every row either way.
+MySQL 8.0+, whose performance_schema indexes EVENT_NAME, only those rows are built (25 to 40 % less
+server time with 2,000 tables on MySQL 9.7); MariaDB builds every row either way.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .base import PerConnection, Source
 
 PICOSECONDS = 1e12
 STATES_MAX_AGE = 60.0  # seconds before the instruments' ENABLED / TIMED are read again
-MAX_INSTRUMENTS = 1000  # a build has about a hundred: more is a server not to be believed
+MAX_INSTRUMENTS = 1000  # a build has about a hundred; the bound keeps the summary statement bounded
 LATCH_INSTRUMENTS = "wait/synch/%/innodb/%"  # the InnoDB latch instruments, as a LIKE pattern
 _INNODB_LATCHES = f"'{LATCH_INSTRUMENTS}'"
 
@@ -63,7 +63,7 @@ class PerfSchemaLatches(Source):
     def fetch(self, cursor, server):
         if self._states.stale(server):
             cursor.execute(f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
-                           f" WHERE NAME LIKE {_INNODB_LATCHES} LIMIT {MAX_INSTRUMENTS}")
+                           f" WHERE NAME LIKE {_INNODB_LATCHES} ORDER BY NAME LIMIT {MAX_INSTRUMENTS}")
             states = {str(name): (enabled, timed) for name, enabled, timed in cursor.fetchall()}
             summary = None
             if states:
