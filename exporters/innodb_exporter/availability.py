@@ -27,8 +27,10 @@ DATA_DEPENDENT: dict[str, set[str]] = {
 }
 
 # Sources a server does not answer: "<server>/<config>" -> source names.
-SOURCES_DOWN: dict[str, set[str]] = {key: {"perf_schema_latches", "perf_schema_redo_file"}
-                                     for key in _on(MARIADB, [STOCK], "")}  # performance_schema is OFF
+# MariaDB 10.6+ keeps nothing in SHOW ENGINE INNODB MUTEX; stock MariaDB runs with performance_schema OFF.
+SOURCES_DOWN: dict[str, set[str]] = {**{key: {"engine_innodb_mutex"} for key in _on(MARIADB, [TUNED], "")},
+                                     **{key: {"engine_innodb_mutex", "perf_schema_latches", "perf_schema_redo_file"}
+                                        for key in _on(MARIADB, [STOCK], "")}}
 
 # Headline metric -> {"<server>/<config>": reason}. Reasons: monitor_disabled (an INNODB_METRICS counter that
 # is off by default), source_unsupported (performance_schema is OFF), instruments_disabled (the latch
@@ -55,7 +57,7 @@ ABSENT: dict[str, dict[str, str]] = {
     "innodb_latch_wait_seconds_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
                                         **_on(["mysql-9"], [STOCK], "instruments_disabled")},
     # MariaDB 10.6+ answers SHOW ENGINE INNODB MUTEX with no rows, and its SEMAPHORES has no sync array.
-    "innodb_mutex_waits_total": _on(MARIADB, CONFIGS, "not_provided"),
+    "innodb_mutex_waits_total": _on(MARIADB, CONFIGS, "source_unsupported"),
     "innodb_queries_inside": _on(MARIADB, CONFIGS, "not_provided"),
     "innodb_queries_queued": _on(MARIADB, CONFIGS, "not_provided"),
     # MariaDB 11.0 removed the change buffer.

@@ -12,7 +12,7 @@ from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
 from . import counters, health, model
-from .families import Exposed
+from .families import Exposed, Family
 from .scrape import ScrapeResult
 
 OPENMETRICS = "application/openmetrics-text"
@@ -27,9 +27,9 @@ def families(result: ScrapeResult) -> list[Exposed]:
 
 
 def _number(value: float) -> str:
-    """As floatToGoString writes it; the common case (a whole number below a million) without its work."""
-    if 0 < value < 1e6 and value.is_integer() or value == 0 and str(value) == "0.0":
-        return f"{int(value)}.0"
+    """As floatToGoString writes it: below a million in size that is Python's repr, without its checks."""
+    if -1e6 < value < 1e6:
+        return repr(value)
     return floatToGoString(value)
 
 
@@ -43,23 +43,51 @@ def _label_value(text: str) -> str:
     return text
 
 
+class _Form:
+    """How one family is written, worked out once: its HELP and TYPE lines in each format, and the start of
+    each sample line (name and labels), which the same few hundred label sets repeat on every scrape."""
+
+    __slots__ = ("headers", "family", "prefixes")
+    MAX_PREFIXES = 4096  # label values come from the server: a bound, not a size any server reaches
+
+    def __init__(self, family: Family):
+        self.family = family
+        # The text format names a counter's family with its _total; OpenMetrics without, on its samples only.
+        help_text = _escape(family.help)
+        om_help = help_text.replace('"', r'\"')
+        om_name = family.name.removesuffix("_total") if family.type == "counter" else family.name
+        self.headers = (f"# HELP {family.name} {help_text}\n# TYPE {family.name} {family.type}\n",
+                        f"# HELP {om_name} {om_help}\n# TYPE {om_name} {family.type}\n")
+        self.prefixes: dict[tuple[str, ...], str] = {(): family.name + " "}
+
+    def prefix(self, labels: tuple[str, ...]) -> str:
+        prefix = self.prefixes.get(labels)
+        if prefix is None:
+            names = self.family.labels
+            pairs = ",".join(f'{names[i]}="{_label_value(labels[i])}"' for i in self.family.label_order)
+            prefix = f"{self.family.name}{{{pairs}}} "
+            if len(self.prefixes) >= self.MAX_PREFIXES:
+                self.prefixes.clear()
+            self.prefixes[labels] = prefix
+        return prefix
+
+
+# By the family's id: hashing a family hashes all its fields. The form holds its family, so the id stays
+# that family's while the entry lives.
+_FORMS: dict[int, _Form] = {}
+MAX_FORMS = 8192  # the model's families and the INNODB_METRICS counters' (counters.py keeps 4096)
+
+
 def _write(exposed: Exposed, openmetrics: bool, out: list[str]) -> None:
-    family = exposed.family
-    counter = family.type == "counter"
-    sample_name = family.name
-    # The text format names a counter's family with its _total; OpenMetrics without, on its samples only.
-    header_name = sample_name.removesuffix("_total") if counter and openmetrics else sample_name
-    help_text = _escape(family.help)
-    if openmetrics:
-        help_text = help_text.replace('"', r'\"')
-    out.append(f"# HELP {header_name} {help_text}\n# TYPE {header_name} {family.type}\n")
-    names, order = family.labels, family.label_order
+    form = _FORMS.get(id(exposed.family))
+    if form is None:
+        if len(_FORMS) >= MAX_FORMS:
+            _FORMS.clear()
+        form = _FORMS[id(exposed.family)] = _Form(exposed.family)
+    out.append(form.headers[openmetrics])
+    prefix = form.prefix
     for labels, value in exposed.samples:
-        if labels:
-            pairs = ",".join(f'{names[i]}="{_label_value(labels[i])}"' for i in order)
-            out.append(f"{sample_name}{{{pairs}}} {_number(value)}\n")
-        else:
-            out.append(f"{sample_name} {_number(value)}\n")
+        out.append(f"{prefix(labels)}{_number(value)}\n")
 
 
 def render(exposed: list[Exposed], accept_header: str = "", process: CollectorRegistry | None = None) -> tuple[bytes, str]:

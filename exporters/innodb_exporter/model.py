@@ -50,13 +50,17 @@ def _number(value) -> float | None:
 
 
 def status(name: str, flavors: str) -> Provider:
+    key = name.lower()  # the source keeps names lower-cased
     return Provider(GlobalStatus.name, f"`{name}`", flavors,
-                    lambda s: _number((s.status or {}).get(name.lower())), status_names=(name,))
+                    lambda s: _number((s.status or {}).get(key)), status_names=(name,))
 
 
 def status_diff(a: str, b: str, flavors: str) -> Provider:
+    key_a, key_b = a.lower(), b.lower()
+
     def get(s: Snapshot):
-        x, y = (_number((s.status or {}).get(n.lower())) for n in (a, b))
+        status = s.status or {}
+        x, y = _number(status.get(key_a)), _number(status.get(key_b))
         return None if x is None or y is None else x - y
 
     return Provider(GlobalStatus.name, f"`{a}` − `{b}`", flavors, get, status_names=(a, b))
@@ -529,8 +533,8 @@ METRICS: tuple[Metric, ...] = (
                                            "and timed instruments"), ("kind", "name"), headline=True),
     counter_metric("innodb_mutex_waits_total", "",
                    "Waits per latch from SHOW ENGINE INNODB MUTEX ('waits', or 'os_waits' before 5.7).",
-                   Derived(_mutex_waits, "SHOW ENGINE INNODB MUTEX (MySQL, Percona Server; MariaDB 10.6+ returns no "
-                                         "rows)"), ("name",), headline=True),
+                   Derived(_mutex_waits, "SHOW ENGINE INNODB MUTEX (MySQL, Percona Server, MariaDB before 10.6; "
+                                         "10.6+ keeps nothing there and is not asked)"), ("name",), headline=True),
 
     # --- row operations and change buffer ------------------------------------------------------
     gauge("innodb_queries_inside", "", "Queries inside InnoDB (ROW OPERATIONS).",

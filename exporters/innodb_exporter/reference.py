@@ -93,7 +93,8 @@ def availability_table() -> str:
         if set(cells) != {"✓"}:
             lines.append(f"| `{metric.name}` | " + " | ".join(cells) + " |")
     down = [f"{key}: {', '.join(sorted(names))}" for key, names in availability.SOURCES_DOWN.items()]
-    lines.append(f"\nSources a server does not answer: {'; '.join(down)} (performance_schema is OFF by default on MariaDB).")
+    lines.append(f"\nSources a server does not answer: {'; '.join(down)} (MariaDB 10.6+ keeps nothing in SHOW "
+                 "ENGINE INNODB MUTEX; performance_schema is OFF by default on MariaDB).")
     return "\n".join(lines) + "\n"
 
 

@@ -29,7 +29,8 @@ def test_scrape_benchmark_says_what_each_statement_costs_the_server():
     ours = out.stdout.split("innodb-exporter alone, 5 scrapes: server time ")[1].split("mysqld_exporter alone")[0]
     theirs = out.stdout.split("mysqld_exporter alone, 5 scrapes: server time ")[1]
     assert "FROM performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME IN (...)" in ours
-    assert "SHOW ENGINE INNODB STATUS" in ours and "SHOW ENGINE INNODB MUTEX" in ours and "sbtest" not in ours
+    assert "SHOW ENGINE INNODB STATUS" in ours and "sbtest" not in ours
+    assert "SHOW ENGINE INNODB MUTEX" not in ours  # empty on MariaDB 10.6+, so not asked
     assert "FROM performance_schema.events_waits_summary_global_by_event_name\n" in theirs  # every row
     assert "SHOW GLOBAL STATUS\n" in theirs and "SHOW ENGINE INNODB MUTEX" not in theirs
 

@@ -13,6 +13,8 @@ import pytest
 from innodb_exporter import availability, health, model, redo
 from innodb_exporter.counter_types import TYPES
 from innodb_exporter.counters import prometheus_type
+from innodb_exporter.scrape import build_sources
+from innodb_exporter.session import probe_server
 from innodb_exporter.sources import NAMES
 from innodb_exporter.sources.innodb_metrics import Counter
 from support.exporter import Exporter, Samples
@@ -221,3 +223,35 @@ def test_landing_page_health_and_probe(live):
     assert "process_resident_memory_bytes" not in body  # a probe carries the target's metrics only
     assert exporter.get("/probe")[0] == 400
     assert exporter.get("/probe?target=127.0.0.2:3306")[0] == 403  # not a server the configuration names
+
+
+class Recording:
+    """A real cursor that keeps the statements it ran."""
+
+    def __init__(self, cursor):
+        self.cursor, self.ran = cursor, []
+
+    def execute(self, sql, params=None):
+        self.ran.append(sql)
+        return self.cursor.execute(sql, params)
+
+    def __getattr__(self, name):
+        return getattr(self.cursor, name)
+
+
+def test_counters_and_latches_are_read_packed_into_one_row(live):
+    """After a connection's first scrape, INNODB_METRICS and the latch summary come as one packed row each
+    (sources.base.read_packed), never falling back to their rows: on MySQL that needs the session's
+    group_concat_max_len raised, which the probe does."""
+    db, _, _ = live
+    with db.connect_tcp() as conn:
+        server = probe_server(conn)
+        for source in build_sources(NAMES):
+            if source.name not in ("innodb_metrics", "perf_schema_latches") or source.unsupported(server):
+                continue
+            with conn.cursor() as cursor:
+                first = source.fetch(cursor, server)
+                recording = Recording(cursor)
+                again = source.fetch(recording, server)
+            assert [sql.startswith("SELECT COUNT(*), GROUP_CONCAT(") for sql in recording.ran] == [True], recording.ran
+            assert len(again) == len(first) > 20, (source.name, len(first), len(again))

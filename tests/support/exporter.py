@@ -54,7 +54,8 @@ class Exporter:
         env = {k: v for k, v in os.environ.items() if k != "MYSQLD_EXPORTER_PASSWORD"}
         if password is not None:
             env["MYSQLD_EXPORTER_PASSWORD"] = password
-        env["PYTHONPATH"] = os.path.join(ROOT, "exporters")
+        if command is None:  # the checkout's package; a command of its own (an installed one) runs its own
+            env["PYTHONPATH"] = os.path.join(ROOT, "exporters")
         self.cmd = [*(command or exporter_command()), f"--web.listen-address=127.0.0.1:{self.port}",
                     f"--mysqld.address={address}", f"--mysqld.username={user}",
                     f"--config.my-cnf={my_cnf or os.devnull}", *args]

@@ -42,11 +42,15 @@ def load_capture(name: str) -> tuple[ServerInfo, dict]:
 
 
 def snapshot_from_capture(name: str) -> tuple[Snapshot, dict[str, SourceResult]]:
-    """Feed recorded rows through each source's from_rows, as a live scrape would."""
+    """Feed recorded rows through each source's from_rows, as a live scrape would (which does not ask a
+    server for what it cannot answer)."""
     server, rows = load_capture(name)
     snapshot = Snapshot(server=server)
     results = {}
     for source in build_sources(sources.NAMES):
+        if (reason := source.unsupported(server)) is not None:
+            results[source.name] = SourceResult(source.name, "unsupported", "unsupported", reason)
+            continue
         if source.name not in rows:
             results[source.name] = SourceResult(source.name, "unsupported", "unsupported", "not recorded")
             continue

@@ -4,8 +4,10 @@ read part of their answer once per connection read it again on a new connection.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pymysql
+import pytest
 from pymysql.constants import SERVER_STATUS
 
 from innodb_exporter import sources
@@ -22,15 +24,29 @@ def test_every_source_has_a_field_of_its_own_in_the_snapshot():
     assert len({source.name for source in sources.CATALOGUE}) == len(sources.CATALOGUE)
 
 
+# sources.base.read_packed's statement: the columns, and the rest of the SELECT they come from.
+PACKED = re.compile(r"SELECT COUNT\(\*\), GROUP_CONCAT\((.+) ORDER BY \S+ SEPARATOR ','\) (FROM .*)", re.S)
+
+
 class Cursor:
-    """Answers each statement from a table of (start of the SQL -> rows), and keeps what it ran."""
+    """Answers each statement from a table of (start of the SQL -> rows), and keeps what it ran. A packed
+    read is answered as a server answers it: the rows of the same columns, packed into one."""
 
     def __init__(self, answers):
         self.answers, self.ran, self._rows = answers, [], []
 
     def execute(self, sql, params=None):
         self.ran.append(sql)
-        self._rows = next(rows for start, rows in self.answers.items() if sql.startswith(start))
+        self._rows = self._answer(sql)
+        if self._rows is None and (packed := PACKED.fullmatch(sql)):
+            columns = packed.group(1).split(", ' ', ")
+            rows = self._answer(f"SELECT {', '.join(columns)} {packed.group(2)}")
+            text = ",".join(" ".join(str(v) for v in row) for row in sorted(rows, key=lambda row: str(row[0])))
+            self._rows = [(len(rows), text or None)]
+        assert self._rows is not None, f"no answer for {sql}"
+
+    def _answer(self, sql):
+        return next((rows for start, rows in self.answers.items() if sql.startswith(start)), None)
 
     def fetchall(self):
         return self._rows
@@ -43,6 +59,11 @@ class EscapingCursor(Cursor, pymysql.cursors.Cursor):
         pymysql.cursors.Cursor.__init__(self, pymysql.connections.Connection(defer_connect=True))
         self.connection.server_status = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES if no_backslash_escapes else 0
         Cursor.__init__(self, answers)
+        self.mogrified = 0
+
+    def mogrify(self, query, args=None):
+        self.mogrified += 1
+        return super().mogrify(query, args)
 
 
 def server() -> ServerInfo:
@@ -56,9 +77,13 @@ def test_counter_descriptions_are_read_once_per_connection():
     first = server()
     assert source.fetch(cursor, first)["log_writes"].count == 5
     second = source.fetch(cursor, first)["log_writes"]
-    assert (second.count, second.comment, second.subsystem) == (7, "Writes.", "log")
+    assert (second.count, second.comment, second.subsystem, second.enabled) == (7, "Writes.", "log", True)
     source.fetch(cursor, server())  # a new connection: described again
-    assert [sql.split(",")[1].strip() for sql in cursor.ran] == ["SUBSYSTEM", "COUNT", "SUBSYSTEM"]
+    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "described"]
+
+
+def described(sql: str) -> str:
+    return "described" if "SUBSYSTEM" in sql else "packed counts" if PACKED.fullmatch(sql) else sql
 
 
 def test_a_counter_enabled_since_the_last_description_is_described():
@@ -68,7 +93,29 @@ def test_a_counter_enabled_since_the_last_description_is_described():
     connection = server()
     source.fetch(cursor, connection)
     source.fetch(cursor, connection)
-    assert [sql.split(",")[1].strip() for sql in cursor.ran] == ["SUBSYSTEM", "COUNT", "SUBSYSTEM"]
+    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "described"]
+
+
+@pytest.mark.parametrize("answer", [(3, "log_writes 7 1,log_waits 1 1"),  # cut short at group_concat_max_len
+                                    (2, "log_writes 7 1,log waits 1 1")])  # a value holding a separator
+def test_counts_that_do_not_unpack_are_read_as_rows(answer):
+    source = InnodbMetrics()
+    rows = [("log_writes", "log", 7, "status_counter", "Writes.", 1), ("log_waits", "log", 1, "counter", "", 1)]
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": rows})
+    connection = server()
+    source.fetch(cursor, connection)
+    cursor.answers["SELECT COUNT(*), GROUP_CONCAT"] = [answer]
+    counters = source.fetch(cursor, connection)
+    assert {name: c.count for name, c in counters.items()} == {"log_writes": 7, "log_waits": 1}
+    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "described"]
+
+
+def test_packed_counts_read_as_the_rows_do():
+    rows = [("log_writes", "log", 7, "status_counter", "Writes.", 1), ("buffer_pool_size", "server", -3, "value", "", 0)]
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": rows, "SELECT NAME, COUNT": [(r[0], r[2], r[5]) for r in rows]})
+    source, connection = InnodbMetrics(("buffer_pool_size",)), server()
+    assert source.fetch(cursor, connection) == source.fetch(cursor, connection) == source.from_rows(rows)
+    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts"]
 
 
 def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary():
@@ -97,11 +144,21 @@ def test_the_latch_summary_asks_for_the_instruments_by_name_with_one_statement_p
     assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ('{names[0]}', '{names[1]}')")
     assert "LIKE" not in cursor.ran[1]
     source.fetch(cursor, connection)
-    assert cursor.ran[2] is cursor.ran[1]  # the same statement, not built again
+    assert cursor.ran[2] == cursor.ran[1] and cursor.mogrified == 1  # the same statement, not built again
     now[0] += 61
     cursor.answers["SELECT NAME, ENABLED"] = [(names[0], "YES", "YES")]  # an instrument gone from the list
     source.fetch(cursor, connection)
     assert cursor.ran[3].startswith("SELECT NAME, ENABLED") and cursor.ran[4].endswith(f" IN ('{names[0]}')")
+
+
+def test_a_latch_summary_that_does_not_unpack_is_read_as_rows():
+    name = "wait/synch/mutex/innodb/log_mutex"
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES")],
+                             "SELECT COUNT(*), GROUP_CONCAT": [(2, f"{name} 3 1000000")],  # cut short
+                             "SELECT EVENT_NAME": [(name, 3, 1_000_000), ("wait/synch/rwlock/innodb/b", 1, 0)]})
+    latches = PerfSchemaLatches().fetch(cursor, server())
+    assert [(latch.name, latch.waits) for latch in latches] == [("log_mutex", 3), ("b", 1)]
+    assert cursor.ran[-1].startswith("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM ")
 
 
 def test_instrument_names_are_escaped_as_the_connections_sql_mode_needs():
@@ -150,3 +207,21 @@ def test_settings_are_read_on_a_new_connection_and_then_once_a_minute(monkeypatc
     assert source.fetch(cursor, connection) == {"innodb_log_file_size": "200"} and len(cursor.ran) == 2
     source.fetch(cursor, server())  # a new connection
     assert len(cursor.ran) == 3
+
+
+def test_the_names_a_source_asks_for_are_quoted_into_its_statement_once():
+    status = sources.GlobalStatus(("Innodb_lsn_current", "Uptime"))
+    sql, params = status.query(server())
+    assert sql == "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_lsn_current', 'Uptime')" and params == ()
+    assert status.query(server())[0] is sql  # built with the source, not on every scrape
+    metrics = InnodbMetrics(("log_writes",))
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": [], "SELECT NAME, COUNT": []})
+    metrics.fetch(cursor, server())
+    assert cursor.ran[0].endswith("WHERE STATUS = 'enabled' OR NAME IN ('log_writes')")
+
+
+@pytest.mark.parametrize("name", ["it's", "a\\", "a b", "", "ä"])
+def test_only_plain_names_are_quoted_into_a_statement(name):
+    assert base.name_list(("a_1", "B2")) == "'a_1', 'B2'"
+    with pytest.raises(ValueError, match="is not a plain name"):
+        base.name_list(("ok", name))

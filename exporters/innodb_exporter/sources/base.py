@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
@@ -50,6 +51,33 @@ class Source(ABC):
     def unreadable(self, value) -> bool:
         """True when nothing at all could be read from the answer."""
         return False
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
+
+
+def name_list(names: tuple[str, ...]) -> str:
+    """``'a', 'b'``: names the exporter itself declares, quoted into the statement once rather than escaped
+    on every scrape; only plain names qualify, which read the same whatever the connection's sql_mode."""
+    for name in names:
+        if not _PLAIN_NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a plain name to quote into a statement")
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def read_packed(cursor, columns: tuple[str, ...], rest: str) -> list[list[str]] | None:
+    """The rows of ``SELECT columns rest``, fetched as one: PyMySQL parses every row in Python (2 to 4 µs a
+    row of three columns), and a hundred rows packed by GROUP_CONCAT into one text cost a third to a half.
+    Only for columns of names and numbers, which hold neither the space nor the comma that separate them.
+    None when the packing did not hold (a value held a separator, or the text was cut short at
+    ``group_concat_max_len``, which ``session.probe_server`` raises): then the caller asks for the rows."""
+    fields = ", ' ', ".join(columns)
+    cursor.execute(f"SELECT COUNT(*), GROUP_CONCAT({fields} ORDER BY {columns[0]} SEPARATOR ',') {rest}")
+    count, text = cursor.fetchall()[0]
+    rows = [entry.split(" ") for entry in str(text).split(",")] if text else []
+    if len(rows) != int(count) or any(len(row) != len(columns) for row in rows):
+        return None
+    return rows
 
 
 class PerConnection:

@@ -7,14 +7,13 @@ changed by hand shows within a minute.
 
 from __future__ import annotations
 
-from .base import PerConnection, Source
+from .base import PerConnection, Source, name_list
 
 SETTINGS_MAX_AGE = 60.0  # seconds before the settings are read again
 
 
-def _show_global(what: str, names: tuple[str, ...]) -> tuple[str, tuple]:
-    placeholders = ", ".join(["%s"] * len(names))
-    return f"SHOW GLOBAL {what} WHERE Variable_name IN ({placeholders})", tuple(names)
+def _show_global(what: str, names: tuple[str, ...]) -> str:
+    return f"SHOW GLOBAL {what} WHERE Variable_name IN ({name_list(names)})"
 
 
 def _by_name(rows) -> dict[str, str]:
@@ -28,8 +27,12 @@ class GlobalStatus(Source):
     privilege = "none"
     summary = "`SHOW GLOBAL STATUS`: only the InnoDB variables our metrics use (mysqld_exporter has the rest)."
 
+    def __init__(self, wanted: tuple[str, ...] = ()):
+        super().__init__(wanted)
+        self._sql = _show_global("STATUS", wanted)
+
     def query(self, server):
-        return _show_global("STATUS", self.wanted)
+        return self._sql, ()
 
     def from_rows(self, rows) -> dict[str, str]:
         return _by_name(rows)
@@ -44,9 +47,10 @@ class GlobalVariables(Source):
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
         self._settings = PerConnection(max_age=SETTINGS_MAX_AGE)
+        self._sql = _show_global("VARIABLES", wanted)
 
     def query(self, server):
-        return _show_global("VARIABLES", self.wanted)
+        return self._sql, ()
 
     def fetch(self, cursor, server):
         if self._settings.stale(server):

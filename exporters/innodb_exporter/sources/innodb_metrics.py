@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import PerConnection, Source
+from .base import PerConnection, Source, name_list, read_packed
 
 
 @dataclass(slots=True)
@@ -33,28 +33,29 @@ class InnodbMetrics(Source):
         # runs: read with the counts on a connection's first scrape, then left on the server (they are most
         # of the bytes).
         self._described = PerConnection()
+        self._names = name_list(wanted)
 
     def unsupported(self, server):
         if server.metrics_state_column is None:
             return "INNODB_METRICS has neither a STATUS nor an ENABLED column"
         return None
 
-    def _where(self, server) -> tuple[str, str, tuple]:
+    def _where(self, server) -> tuple[str, str]:
         state = "STATUS = 'enabled'" if server.metrics_state_column == "STATUS" else "ENABLED = 1"
-        names = ", ".join(["%s"] * len(self.wanted))
-        return state, (f" WHERE {state} OR NAME IN ({names})" if self.wanted else ""), tuple(self.wanted)
+        return state, (f" WHERE {state} OR NAME IN ({self._names})" if self.wanted else "")
 
     def query(self, server):
         # MySQL: STATUS = 'enabled' / 'disabled'; MariaDB: ENABLED = 1 / 0 (probed at connect).
-        state, where, params = self._where(server)
-        return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", params
+        state, where = self._where(server)
+        return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", ()
 
     def fetch(self, cursor, server):
         if self._described.stale(server):
             return self.from_rows(self._fetch_all(cursor, server))
-        state, where, params = self._where(server)
-        cursor.execute(f"SELECT NAME, COUNT, {state} FROM information_schema.INNODB_METRICS{where}", params or None)
-        counts = cursor.fetchall()
+        state, where = self._where(server)
+        counts = read_packed(cursor, ("NAME", "COUNT", state), f"FROM information_schema.INNODB_METRICS{where}")
+        if counts is None:
+            return self.from_rows(self._fetch_all(cursor, server))
         described = self._described.value
         if any(str(name) not in described for name, _, _ in counts):  # enabled since: describe them again
             return self.from_rows(self._fetch_all(cursor, server))

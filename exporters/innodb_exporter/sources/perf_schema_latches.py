@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import PerConnection, Source
+from .base import PerConnection, Source, read_packed
 
 PICOSECONDS = 1e12
 STATES_MAX_AGE = 60.0  # seconds before the instruments' ENABLED / TIMED are read again
 MAX_INSTRUMENTS = 1000  # a build has about a hundred; the bound keeps the summary statement bounded
 LATCH_INSTRUMENTS = "wait/synch/%/innodb/%"  # the InnoDB latch instruments, as a LIKE pattern
 _INNODB_LATCHES = f"'{LATCH_INSTRUMENTS}'"
+SUMMARY_COLUMNS = ("EVENT_NAME", "COUNT_STAR", "SUM_TIMER_WAIT")
 
 
 @dataclass(slots=True)
@@ -67,16 +68,18 @@ class PerfSchemaLatches(Source):
             states = {str(name): (enabled, timed) for name, enabled, timed in cursor.fetchall()}
             summary = None
             if states:
-                summary = cursor.mogrify("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT"
-                                         " FROM performance_schema.events_waits_summary_global_by_event_name"
+                summary = cursor.mogrify("FROM performance_schema.events_waits_summary_global_by_event_name"
                                          f" WHERE EVENT_NAME IN ({', '.join(['%s'] * len(states))})", tuple(states))
             self._states.keep(server, (states, summary))
         states, summary = self._states.value
         if summary is None:  # no InnoDB latch instrument in this build
             return []
-        cursor.execute(summary)
+        rows = read_packed(cursor, SUMMARY_COLUMNS, summary)
+        if rows is None:
+            cursor.execute(f"SELECT {', '.join(SUMMARY_COLUMNS)} {summary}")
+            rows = cursor.fetchall()
         return self.from_rows([(name, count, timer, *states.get(str(name), ("NO", "NO")))
-                               for name, count, timer in cursor.fetchall()])
+                               for name, count, timer in rows])
 
     def from_rows(self, rows) -> list[LatchInstrument]:
         latches = []
