@@ -28,12 +28,12 @@ DATA_DEPENDENT: dict[str, set[str]] = {
 
 # Sources a server does not answer: "<server>/<config>" -> source names.
 # MariaDB 10.6+ keeps nothing in SHOW ENGINE INNODB MUTEX; stock MariaDB runs with performance_schema OFF.
-SOURCES_DOWN: dict[str, set[str]] = {**{key: {"engine_innodb_mutex"} for key in _on(MARIADB, [TUNED], "")},
-                                     **{key: {"engine_innodb_mutex", "perf_schema_latches", "perf_schema_redo_file"}
-                                        for key in _on(MARIADB, [STOCK], "")}}
+SOURCES_DOWN: dict[str, set[str]] = {
+    key: {"engine_innodb_mutex"} | ({"perf_schema_latches", "perf_schema_redo_file"} if key.endswith(STOCK) else set())
+    for key in _on(MARIADB, CONFIGS, "")}
 
 # Headline metric -> {"<server>/<config>": reason}. Reasons: monitor_disabled (an INNODB_METRICS counter that
-# is off by default), source_unsupported (performance_schema is OFF), instruments_disabled (the latch
+# is off by default), source_unsupported (a source in SOURCES_DOWN), instruments_disabled (the latch
 # instruments are off), not_provided (the server has no such number).
 ABSENT: dict[str, dict[str, str]] = {
     # MariaDB 10.8+ neither counts nor times its REDO fsyncs, nor keeps InnoDB's flush time averages.
@@ -56,7 +56,7 @@ ABSENT: dict[str, dict[str, str]] = {
                                  **_on(["mysql-9"], [STOCK], "instruments_disabled")},
     "innodb_latch_wait_seconds_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
                                         **_on(["mysql-9"], [STOCK], "instruments_disabled")},
-    # MariaDB 10.6+ answers SHOW ENGINE INNODB MUTEX with no rows, and its SEMAPHORES has no sync array.
+    # MariaDB 10.6+ is not asked SHOW ENGINE INNODB MUTEX (SOURCES_DOWN), and its SEMAPHORES has no sync array.
     "innodb_mutex_waits_total": _on(MARIADB, CONFIGS, "source_unsupported"),
     "innodb_queries_inside": _on(MARIADB, CONFIGS, "not_provided"),
     "innodb_queries_queued": _on(MARIADB, CONFIGS, "not_provided"),

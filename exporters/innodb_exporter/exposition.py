@@ -27,8 +27,8 @@ def families(result: ScrapeResult) -> list[Exposed]:
 
 
 def _number(value: float) -> str:
-    """As floatToGoString writes it: below a million in size that is Python's repr, without its checks."""
-    if -1e6 < value < 1e6:
+    """As floatToGoString writes it: a float below a million in size is Python's repr, without its checks."""
+    if type(value) is float and -1e6 < value < 1e6:
         return repr(value)
     return floatToGoString(value)
 
@@ -54,8 +54,7 @@ class _Form:
         self.family = family
         # The text format names a counter's family with its _total; OpenMetrics without, on its samples only.
         help_text = _escape(family.help)
-        om_help = help_text.replace('"', r'\"')
-        om_name = family.name.removesuffix("_total") if family.type == "counter" else family.name
+        om_help, om_name = help_text.replace('"', r'\"'), family.base_name
         self.headers = (f"# HELP {family.name} {help_text}\n# TYPE {family.name} {family.type}\n",
                         f"# HELP {om_name} {om_help}\n# TYPE {om_name} {family.type}\n")
         self.prefixes: dict[tuple[str, ...], str] = {(): family.name + " "}

@@ -21,6 +21,11 @@ class Family:
     def __post_init__(self):
         object.__setattr__(self, "label_order", tuple(sorted(range(len(self.labels)), key=self.labels.__getitem__)))
 
+    @property
+    def base_name(self) -> str:
+        """As prometheus_client and OpenMetrics name a family: a counter without its _total."""
+        return self.name.removesuffix("_total") if self.type == "counter" else self.name
+
     def build(self, samples: Iterable[Sample]) -> "Exposed":
         return Exposed(self, list(samples))
 
@@ -34,8 +39,7 @@ class Exposed:
 
     @property
     def name(self) -> str:
-        """As prometheus_client names a family: a counter without its _total."""
-        return self.family.name.removesuffix("_total") if self.family.type == "counter" else self.family.name
+        return self.family.base_name
 
     @property
     def type(self) -> str:

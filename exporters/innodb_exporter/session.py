@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+import pymysql
+
 from .connection import ConnectionSettings, set_query_timeout
 from .server import ServerInfo, identify
 
@@ -22,8 +24,12 @@ def probe_server(conn) -> ServerInfo:
         )
         columns = {row[0] for row in cur.fetchall()}
         # Room for the reads sources.base.read_packed packs into one row (MySQL's default, 1 KB, holds
-        # about twenty; this is MariaDB's).
-        cur.execute("SET SESSION group_concat_max_len = 1048576")
+        # about twenty; this is MariaDB's). Where a proxy refuses it, those reads come row by row.
+        try:
+            cur.execute("SET SESSION group_concat_max_len = 1048576")
+        except pymysql.err.MySQLError:
+            if not conn.open:  # the connection went away: that the caller reports
+                raise
     state = "STATUS" if "STATUS" in columns else "ENABLED" if "ENABLED" in columns else None
     return ServerInfo(flavor, numbers, bool(int(perf_schema or 0)), state)
 

@@ -255,3 +255,9 @@ def test_counters_and_latches_are_read_packed_into_one_row(live):
                 again = source.fetch(recording, server)
             assert [sql.startswith("SELECT COUNT(*), GROUP_CONCAT(") for sql in recording.ran] == [True], recording.ran
             assert len(again) == len(first) > 20, (source.name, len(first), len(again))
+            if source.name == "innodb_metrics":  # first described row by row, then counted packed
+                assert {name: (c.subsystem, c.enabled) for name, c in again.items()} == \
+                       {name: (c.subsystem, c.enabled) for name, c in first.items()}
+            else:  # the same instruments, none of whose waits went back
+                assert [(l.kind, l.name) for l in again] == [(l.kind, l.name) for l in first]
+                assert all(b.waits >= a.waits and b.seconds >= a.seconds for a, b in zip(first, again))

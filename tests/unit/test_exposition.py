@@ -62,3 +62,14 @@ def test_label_values_and_help_are_escaped_in_both_formats():
     exposed = [family.build([(('va"l\\ue\n', "z"), 1.5), (("", "0"), 2e9)])]
     for accept in ("", OPENMETRICS):
         assert exposition.render(exposed, accept)[0] == reference(exposed, accept)
+
+
+EDGE_VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, 5e-324, 999999.5, 1e6, -1e6, 1234567.0, 2.0 ** 53 + 1, 1.8e19,
+               -3e21, float("nan"), float("inf"), float("-inf"), 7, True]
+
+
+def test_values_at_the_edges_are_written_as_prometheus_client_writes_them():
+    family = Family("edge", "gauge", "", "Values at the edges.", ("i",))
+    exposed = [family.build([((str(i),), value) for i, value in enumerate(EDGE_VALUES)])]
+    for accept in ("", OPENMETRICS):
+        assert exposition.render(exposed, accept)[0] == reference(exposed, accept)

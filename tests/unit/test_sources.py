@@ -25,15 +25,18 @@ def test_every_source_has_a_field_of_its_own_in_the_snapshot():
 
 
 # sources.base.read_packed's statement: the columns, and the rest of the SELECT they come from.
-PACKED = re.compile(r"SELECT COUNT\(\*\), GROUP_CONCAT\((.+) ORDER BY \S+ SEPARATOR ','\) (FROM .*)", re.S)
+PACKED = re.compile(r"SELECT COUNT\(\*\), GROUP_CONCAT\((.+) ORDER BY \S+ SEPARATOR ','\),"
+                    r" @@SESSION.group_concat_max_len (FROM .*)", re.S)
 
 
 class Cursor:
     """Answers each statement from a table of (start of the SQL -> rows), and keeps what it ran. A packed
-    read is answered as a server answers it: the rows of the same columns, packed into one."""
+    read is answered as a server answers it: the rows of the same columns packed into one text, those with
+    a NULL left out, cut at ``group_concat_max_len`` bytes."""
 
-    def __init__(self, answers):
+    def __init__(self, answers, group_concat_max_len: int = 1_048_576):
         self.answers, self.ran, self._rows = answers, [], []
+        self.group_concat_max_len = group_concat_max_len
 
     def execute(self, sql, params=None):
         self.ran.append(sql)
@@ -41,8 +44,10 @@ class Cursor:
         if self._rows is None and (packed := PACKED.fullmatch(sql)):
             columns = packed.group(1).split(", ' ', ")
             rows = self._answer(f"SELECT {', '.join(columns)} {packed.group(2)}")
-            text = ",".join(" ".join(str(v) for v in row) for row in sorted(rows, key=lambda row: str(row[0])))
-            self._rows = [(len(rows), text or None)]
+            entries = [" ".join(str(v) for v in row) for row in sorted(rows, key=lambda row: str(row[0]))
+                       if None not in row]
+            text = ",".join(entries)[:self.group_concat_max_len] if entries else None
+            self._rows = [(len(rows), text, self.group_concat_max_len)]
         assert self._rows is not None, f"no answer for {sql}"
 
     def _answer(self, sql):
@@ -83,7 +88,9 @@ def test_counter_descriptions_are_read_once_per_connection():
 
 
 def described(sql: str) -> str:
-    return "described" if "SUBSYSTEM" in sql else "packed counts" if PACKED.fullmatch(sql) else sql
+    if "SUBSYSTEM" in sql:
+        return "described"
+    return "packed counts" if PACKED.fullmatch(sql) else "counts" if sql.startswith("SELECT NAME, COUNT") else sql
 
 
 def test_a_counter_enabled_since_the_last_description_is_described():
@@ -96,18 +103,25 @@ def test_a_counter_enabled_since_the_last_description_is_described():
     assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "described"]
 
 
-@pytest.mark.parametrize("answer", [(3, "log_writes 7 1,log_waits 1 1"),  # cut short at group_concat_max_len
-                                    (2, "log_writes 7 1,log waits 1 1")])  # a value holding a separator
-def test_counts_that_do_not_unpack_are_read_as_rows(answer):
+@pytest.mark.parametrize("limit, waits, count", [
+    (22, "log_waits", 1),  # cut inside the last entry: "log_waits 1 1,log_writ"
+    (27, "log_waits", 1),  # cut before its last field, three fields still: "log_waits 1 1,log_writes 7 "
+    (1_048_576, "log waits", 1),  # a value holding a separator
+    (1_048_576, "log_waits", None)])  # a NULL, which GROUP_CONCAT leaves out
+def test_counts_that_do_not_unpack_are_read_as_rows_on_that_connection_from_then_on(limit, waits, count):
     source = InnodbMetrics()
-    rows = [("log_writes", "log", 7, "status_counter", "Writes.", 1), ("log_waits", "log", 1, "counter", "", 1)]
-    cursor = Cursor({"SELECT NAME, SUBSYSTEM": rows})
+    rows = [("log_writes", "log", 7, "status_counter", "Writes.", 1), (waits, "log", count, "counter", "", 1)]
+    cursor = Cursor({"SELECT NAME, SUBSYSTEM": rows, "SELECT NAME, COUNT": [(r[0], r[2], r[5]) for r in rows]}, limit)
     connection = server()
     source.fetch(cursor, connection)
-    cursor.answers["SELECT COUNT(*), GROUP_CONCAT"] = [answer]
-    counters = source.fetch(cursor, connection)
-    assert {name: c.count for name, c in counters.items()} == {"log_writes": 7, "log_waits": 1}
-    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "described"]
+    source.fetch(cursor, connection)
+    source.fetch(cursor, connection)
+    assert [described(sql) for sql in cursor.ran] == ["described", "packed counts", "counts", "counts"]
+    assert cursor.ran[-1].endswith(" ORDER BY NAME")
+    again = server()  # a new connection tries packing again
+    source.fetch(cursor, again)
+    source.fetch(cursor, again)
+    assert [described(sql) for sql in cursor.ran[4:]] == ["described", "packed counts", "counts"]
 
 
 def test_packed_counts_read_as_the_rows_do():
@@ -151,14 +165,18 @@ def test_the_latch_summary_asks_for_the_instruments_by_name_with_one_statement_p
     assert cursor.ran[3].startswith("SELECT NAME, ENABLED") and cursor.ran[4].endswith(f" IN ('{names[0]}')")
 
 
-def test_a_latch_summary_that_does_not_unpack_is_read_as_rows():
+def test_a_latch_summary_that_does_not_unpack_is_read_as_rows_in_name_order():
     name = "wait/synch/mutex/innodb/log_mutex"
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES")],
-                             "SELECT COUNT(*), GROUP_CONCAT": [(2, f"{name} 3 1000000")],  # cut short
-                             "SELECT EVENT_NAME": [(name, 3, 1_000_000), ("wait/synch/rwlock/innodb/b", 1, 0)]})
+    rows = [(name, 3, 1_000_000), ("wait/synch/rwlock/innodb/b", 1, 12345)]
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES")], "SELECT EVENT_NAME": rows})
+    # Cut inside the last field: both entries hold three fields, the last timer reads 123.
+    cursor.group_concat_max_len = len(",".join(" ".join(map(str, row)) for row in rows)) - 2
     latches = PerfSchemaLatches().fetch(cursor, server())
-    assert [(latch.name, latch.waits) for latch in latches] == [("log_mutex", 3), ("b", 1)]
+    assert [(latch.name, latch.waits, latch.seconds) for latch in latches] == [("log_mutex", 3, 1e-06),
+                                                                               ("b", 1, 1.2345e-08)]
+    assert PACKED.fullmatch(cursor.ran[-2])
     assert cursor.ran[-1].startswith("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM ")
+    assert cursor.ran[-1].endswith(" ORDER BY EVENT_NAME")
 
 
 def test_instrument_names_are_escaped_as_the_connections_sql_mode_needs():
@@ -220,8 +238,11 @@ def test_the_names_a_source_asks_for_are_quoted_into_its_statement_once():
     assert cursor.ran[0].endswith("WHERE STATUS = 'enabled' OR NAME IN ('log_writes')")
 
 
-@pytest.mark.parametrize("name", ["it's", "a\\", "a b", "", "ä"])
-def test_only_plain_names_are_quoted_into_a_statement(name):
+def test_plain_names_are_quoted_into_a_statement():
     assert base.name_list(("a_1", "B2")) == "'a_1', 'B2'"
+
+
+@pytest.mark.parametrize("name", ["it's", "a\\", "a b", "", "ä"])
+def test_other_names_are_refused(name):
     with pytest.raises(ValueError, match="is not a plain name"):
         base.name_list(("ok", name))

@@ -69,13 +69,21 @@ def read_packed(cursor, columns: tuple[str, ...], rest: str) -> list[list[str]] 
     """The rows of ``SELECT columns rest``, fetched as one: PyMySQL parses every row in Python (2 to 4 µs a
     row of three columns), and a hundred rows packed by GROUP_CONCAT into one text cost a third to a half.
     Only for columns of names and numbers, which hold neither the space nor the comma that separate them.
-    None when the packing did not hold (a value held a separator, or the text was cut short at
-    ``group_concat_max_len``, which ``session.probe_server`` raises): then the caller asks for the rows."""
+    None when the packing did not hold: a value held a separator, or the text reached
+    ``group_concat_max_len`` (which ``session.probe_server`` raises) and may have been cut."""
     fields = ", ' ', ".join(columns)
-    cursor.execute(f"SELECT COUNT(*), GROUP_CONCAT({fields} ORDER BY {columns[0]} SEPARATOR ',') {rest}")
-    count, text = cursor.fetchall()[0]
-    rows = [entry.split(" ") for entry in str(text).split(",")] if text else []
-    if len(rows) != int(count) or any(len(row) != len(columns) for row in rows):
+    cursor.execute(f"SELECT COUNT(*), GROUP_CONCAT({fields} ORDER BY {columns[0]} SEPARATOR ','),"
+                   f" @@SESSION.group_concat_max_len {rest}")
+    answer = cursor.fetchall()
+    if len(answer) != 1 or len(answer[0]) != 3:
+        return None
+    count, text, limit = answer[0]
+    if text is None:
+        return [] if count == 0 else None
+    if not isinstance(text, str) or len(text.encode()) >= int(limit or 0):
+        return None
+    rows = [entry.split(" ") for entry in text.split(",")]
+    if len(rows) != count or any(len(row) != len(columns) for row in rows):
         return None
     return rows
 
@@ -96,3 +104,22 @@ class PerConnection:
 
     def keep(self, server: ServerInfo, value) -> None:
         self.value, self._server, self._read_at = value, server, time.monotonic()
+
+
+class Packed:
+    """Rows read with ``read_packed`` while packing holds on a connection; once it did not (a proxy that drops
+    session settings, a value holding a separator), row by row on that connection, with no second try."""
+
+    def __init__(self):
+        self._holds = PerConnection()
+
+    def rows(self, cursor, server: ServerInfo, columns: tuple[str, ...], rest: str) -> list:
+        if self._holds.stale(server):
+            self._holds.keep(server, True)
+        if self._holds.value:
+            rows = read_packed(cursor, columns, rest)
+            if rows is not None:
+                return rows
+            self._holds.value = False
+        cursor.execute(f"SELECT {', '.join(columns)} {rest} ORDER BY {columns[0]}")
+        return cursor.fetchall()

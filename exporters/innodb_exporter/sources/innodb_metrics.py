@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import PerConnection, Source, name_list, read_packed
+from .base import Packed, PerConnection, Source, name_list
 
 
 @dataclass(slots=True)
@@ -34,6 +34,7 @@ class InnodbMetrics(Source):
         # of the bytes).
         self._described = PerConnection()
         self._names = name_list(wanted)
+        self._counts = Packed()
 
     def unsupported(self, server):
         if server.metrics_state_column is None:
@@ -50,14 +51,14 @@ class InnodbMetrics(Source):
         return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", ()
 
     def fetch(self, cursor, server):
-        if self._described.stale(server):
-            return self.from_rows(self._fetch_all(cursor, server))
-        state, where = self._where(server)
-        counts = read_packed(cursor, ("NAME", "COUNT", state), f"FROM information_schema.INNODB_METRICS{where}")
-        if counts is None:
-            return self.from_rows(self._fetch_all(cursor, server))
+        counts = None
+        if not self._described.stale(server):
+            state, where = self._where(server)
+            counts = self._counts.rows(cursor, server, ("NAME", "COUNT", state),
+                                       f"FROM information_schema.INNODB_METRICS{where}")
         described = self._described.value
-        if any(str(name) not in described for name, _, _ in counts):  # enabled since: describe them again
+        # A new connection, or a counter enabled since the description: describe them all again.
+        if counts is None or any(str(name) not in described for name, _, _ in counts):
             return self.from_rows(self._fetch_all(cursor, server))
         rows = []
         for name, count, enabled in counts:

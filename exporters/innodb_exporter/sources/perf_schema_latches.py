@@ -21,14 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import PerConnection, Source, read_packed
+from .base import Packed, PerConnection, Source
 
 PICOSECONDS = 1e12
 STATES_MAX_AGE = 60.0  # seconds before the instruments' ENABLED / TIMED are read again
 MAX_INSTRUMENTS = 1000  # a build has about a hundred; the bound keeps the summary statement bounded
 LATCH_INSTRUMENTS = "wait/synch/%/innodb/%"  # the InnoDB latch instruments, as a LIKE pattern
 _INNODB_LATCHES = f"'{LATCH_INSTRUMENTS}'"
-SUMMARY_COLUMNS = ("EVENT_NAME", "COUNT_STAR", "SUM_TIMER_WAIT")
 
 
 @dataclass(slots=True)
@@ -50,6 +49,7 @@ class PerfSchemaLatches(Source):
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
         self._states = PerConnection(max_age=STATES_MAX_AGE)  # instrument -> (ENABLED, TIMED)
+        self._summary = Packed()
 
     def unsupported(self, server):
         return None if server.performance_schema else "performance_schema is OFF"
@@ -74,10 +74,7 @@ class PerfSchemaLatches(Source):
         states, summary = self._states.value
         if summary is None:  # no InnoDB latch instrument in this build
             return []
-        rows = read_packed(cursor, SUMMARY_COLUMNS, summary)
-        if rows is None:
-            cursor.execute(f"SELECT {', '.join(SUMMARY_COLUMNS)} {summary}")
-            rows = cursor.fetchall()
+        rows = self._summary.rows(cursor, server, ("EVENT_NAME", "COUNT_STAR", "SUM_TIMER_WAIT"), summary)
         return self.from_rows([(name, count, timer, *states.get(str(name), ("NO", "NO")))
                                for name, count, timer in rows])
 
