@@ -28,8 +28,9 @@ DATA_DEPENDENT: dict[str, set[str]] = {
 
 # Sources a server does not answer: "<server>/<config>" -> source names.
 # MariaDB 10.6+ keeps nothing in SHOW ENGINE INNODB MUTEX; stock MariaDB runs with performance_schema OFF.
+_PERF_SCHEMA_SOURCES = {"perf_schema_latches", "perf_schema_redo_file"}
 SOURCES_DOWN: dict[str, set[str]] = {
-    key: {"engine_innodb_mutex"} | ({"perf_schema_latches", "perf_schema_redo_file"} if key.endswith(STOCK) else set())
+    key: {"engine_innodb_mutex"} | (_PERF_SCHEMA_SOURCES if key.endswith(STOCK) else set())
     for key in _on(MARIADB, CONFIGS, "")}
 
 # Headline metric -> {"<server>/<config>": reason}. Reasons: monitor_disabled (an INNODB_METRICS counter that

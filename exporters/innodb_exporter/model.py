@@ -533,7 +533,8 @@ METRICS: tuple[Metric, ...] = (
                                            "and timed instruments"), ("kind", "name"), headline=True),
     counter_metric("innodb_mutex_waits_total", "",
                    "Waits per latch from SHOW ENGINE INNODB MUTEX ('waits', or 'os_waits' before 5.7).",
-                   Derived(_mutex_waits, "SHOW ENGINE INNODB MUTEX (MySQL, Percona Server, MariaDB before 10.6)"), ("name",), headline=True),
+                   Derived(_mutex_waits, "SHOW ENGINE INNODB MUTEX (MySQL, Percona Server, MariaDB before 10.6)"),
+                   ("name",), headline=True),
 
     # --- row operations and change buffer ------------------------------------------------------
     gauge("innodb_queries_inside", "", "Queries inside InnoDB (ROW OPERATIONS).",
