@@ -57,7 +57,10 @@ SWITCHED_OFF = """
   `UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' WHERE NAME LIKE
   'wait/synch/%/innodb/%'`. The exporter does not switch them on itself: an opt-in flag for that would need
   `UPDATE` on `performance_schema.setup_instruments`, which the documented grants do not give.
-  `innodb_exporter_latch_instruments_disabled{kind}` counts those not enabled and timed.
+  `innodb_exporter_latch_instruments_disabled{kind}` counts those not enabled and timed. The exporter reads
+  the instruments' states once a minute, with the summary of all of them, and on each scrape the summary
+  of the enabled ones only (a disabled instrument counts nothing): one switched on at run time shows its
+  waits within a minute.
 """
 
 

@@ -17,7 +17,7 @@ BENCHMARKS = os.path.join(os.path.dirname(TESTS), "benchmarks")
 def test_scrape_benchmark_says_what_each_statement_costs_the_server():
     """A short run against a real MariaDB under sysbench, both exporters scraped: the per-statement server
     time lists each exporter's own statements, ours asking for the latch summary by name, and the tables
-    made by --tables are there."""
+    made by --tables are there, and both exporters reach the server the same way."""
     out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "scrape_benchmark.py"), "--scrapes", "5",
                           "--statement-scrapes", "5", "--overhead-seconds", "0", "--tables", "30"],
                          capture_output=True, text=True, timeout=600)
@@ -26,6 +26,8 @@ def test_scrape_benchmark_says_what_each_statement_costs_the_server():
                        out.stdout)
     assert tables and int(tables.group(2)) == 30 and int(tables.group(1)) >= 34, out.stdout  # and sysbench's 4
     assert int(tables.group(3)) > 0 and int(tables.group(4)) > 0, out.stdout
+    transports = re.search(r"innodb-exporter over (\S+), mysqld_exporter over (\S+)\n", out.stdout)
+    assert transports and transports.group(1) == transports.group(2) == "TCP/IP", out.stdout  # no TLS in 10.11
     ours = out.stdout.split("innodb-exporter alone, 5 scrapes: server time ")[1].split("mysqld_exporter alone")[0]
     theirs = out.stdout.split("mysqld_exporter alone, 5 scrapes: server time ")[1]
     assert "FROM performance_schema.events_waits_summary_global_by_event_name WHERE EVENT_NAME IN (...)" in ours

@@ -54,7 +54,7 @@ class Cursor:
         return next((rows for start, rows in self.answers.items() if sql.startswith(start)), None)
 
     def fetchall(self):
-        return self._rows
+        return tuple(self._rows)  # as PyMySQL's cursor answers
 
 
 class EscapingCursor(Cursor, pymysql.cursors.Cursor):
@@ -163,6 +163,66 @@ def test_the_latch_summary_asks_for_the_instruments_by_name_with_one_statement_p
     cursor.answers["SELECT NAME, ENABLED"] = [(names[0], "YES", "YES")]  # an instrument gone from the list
     source.fetch(cursor, connection)
     assert cursor.ran[3].startswith("SELECT NAME, ENABLED") and cursor.ran[4].endswith(f" IN ('{names[0]}')")
+
+
+class SummaryCursor(EscapingCursor):
+    """Answers the latch summary with the rows of the instruments it names, from ``summary``, as now."""
+
+    def __init__(self, states, summary):
+        super().__init__({"SELECT NAME, ENABLED": states})
+        self.summary = summary
+
+    def _answer(self, sql):
+        if sql.startswith("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_waits_"
+                          "summary_global_by_event_name WHERE EVENT_NAME IN ("):  # packed reads come here too
+            asked = re.findall(r"'([^']+)'", sql.split(" IN (")[1])
+            return [(name, *self.summary[name]) for name in sorted(asked) if name in self.summary]
+        return super()._answer(sql)
+
+
+def summaries(cursor) -> list[str]:
+    """The instruments each summary the cursor read asked for, by their last part (a packed read each)."""
+    return [",".join(re.findall(r"/innodb/([^']+)'", sql)) for sql in cursor.ran if "summary_global" in sql]
+
+
+def test_disabled_latch_instruments_are_read_with_their_states_and_not_on_every_scrape(monkeypatch):
+    """A disabled instrument counts nothing: its row is read with the states (once a minute) and the scrapes
+    between ask only for the enabled ones, their values merged in name order with the states."""
+    now = [1000.0]
+    monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
+    a, b, c = (f"wait/synch/mutex/innodb/{n}" for n in "abc")
+    states = [(a, "YES", "YES"), (b, "NO", "NO"), (c, "YES", "NO")]
+    summary = {a: (3, 10), b: (7, 20), c: (5, 0)}
+    cursor, source, connection = SummaryCursor(states, summary), PerfSchemaLatches(), server()
+    source.fetch(cursor, connection)
+    summary.update({a: (4, 30), c: (6, 0)})
+    latches = source.fetch(cursor, connection)
+    assert summaries(cursor) == ["a,b,c", "a,c"]
+    assert [(l.name, l.waits, l.seconds, l.enabled, l.timed) for l in latches] == [
+        ("a", 4, 3e-11, True, True), ("b", 7, 2e-11, False, False), ("c", 6, 0.0, True, False)]
+    now[0] += 61  # b switched on: read with the states, then on every scrape
+    cursor.answers["SELECT NAME, ENABLED"] = [(a, "YES", "YES"), (b, "YES", "YES"), (c, "YES", "NO")]
+    summary[b] = (8, 40)
+    assert [l.waits for l in source.fetch(cursor, connection)] == [4, 8, 6]
+    source.fetch(cursor, connection)
+    assert summaries(cursor) == ["a,b,c", "a,c", "a,b,c", "a,b,c"] and cursor.mogrified == 3
+
+
+def test_a_server_with_every_latch_instrument_disabled_is_asked_for_no_summary_between_state_reads(monkeypatch):
+    """Stock MySQL: the summary is read with the states, once a minute, and the series stay."""
+    now = [1000.0]
+    monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
+    names = ["wait/synch/mutex/innodb/log_mutex", "wait/synch/rwlock/innodb/lock_latch"]
+    cursor = SummaryCursor([(name, "NO", "NO") for name in names], {names[0]: (0, 0), names[1]: (2, 0)})
+    source, connection = PerfSchemaLatches(), server()
+    first = source.fetch(cursor, connection)
+    ran = len(cursor.ran)
+    assert source.fetch(cursor, connection) == source.fetch(cursor, connection) == first
+    assert [(l.name, l.waits) for l in first] == [("log_mutex", 0), ("lock_latch", 2)]
+    assert len(cursor.ran) == ran == 2
+    now[0] += 61
+    source.fetch(cursor, connection)
+    assert summaries(cursor) == ["log_mutex,lock_latch", "log_mutex,lock_latch"] and len(cursor.ran) == 4
 
 
 def test_a_latch_summary_that_does_not_unpack_is_read_as_rows_in_name_order():

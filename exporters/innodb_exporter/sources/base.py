@@ -122,4 +122,4 @@ class Packed:
                 return rows
             self._holds.value = False
         cursor.execute(f"SELECT {', '.join(columns)} {rest} ORDER BY {columns[0]}")
-        return cursor.fetchall()
+        return list(cursor.fetchall())
