@@ -165,23 +165,30 @@ def transport(db, user: str, scraper: "Scraper") -> str:
     """How an exporter's connection reaches the server (TCP/IP, SSL/TLS), seen in performance_schema while it
     is scraped: mysqld_exporter opens its connection for each scrape and closes it after."""
     stop = threading.Event()
+    failed: list[BaseException] = []
 
     def scrape():
-        while not stop.is_set():
-            scraper.get()
+        try:
+            while not stop.is_set():
+                scraper.get()
+        except BaseException as exc:  # raised below, in the benchmark's own thread
+            failed.append(exc)
 
     scraping = threading.Thread(target=scrape)
     scraping.start()
     try:
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and not failed:
             rows = db.sql("SELECT CONNECTION_TYPE FROM performance_schema.threads WHERE PROCESSLIST_USER = %s", (user,))
             if rows:
                 return str(rows[0][0])
+            time.sleep(0.005)
         return "no connection seen"
     finally:
         stop.set()
         scraping.join()
+        if failed:
+            raise RuntimeError(f"scraping {user}'s exporter failed: {failed[0]}") from failed[0]
 
 
 def server_time(db, user: str) -> tuple[int, float]:

@@ -60,7 +60,7 @@ SWITCHED_OFF = """
   `innodb_exporter_latch_instruments_disabled{kind}` counts those not enabled and timed. The exporter reads
   the instruments' states once a minute, with the summary of all of them, and on each scrape the summary
   of the enabled ones only (a disabled instrument counts nothing): one switched on at run time shows its
-  waits within a minute.
+  waits from the first scrape a minute or more after the last reading.
 """
 
 

@@ -132,16 +132,19 @@ def test_packed_counts_read_as_the_rows_do():
     assert [described(sql) for sql in cursor.ran] == ["described", "packed counts"]
 
 
-def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary():
+@pytest.mark.parametrize("enabled", ["YES", "NO"])
+def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary(enabled):
     source = PerfSchemaLatches()
-    # The server answers a row it was not asked for: kept, and counted as neither enabled nor timed.
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", "YES", "NO")],
+    # The server answers a row it was not asked for: left out, on the scrape that reads the states and on
+    # those between alike, so that no series comes and goes.
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", enabled, "NO")],
                              "SELECT EVENT_NAME": [("wait/synch/mutex/innodb/log_mutex", 3, 0),
                                                    ("wait/synch/rwlock/innodb/new_one", 1, 5)]})
     connection = server()
-    source.fetch(cursor, connection)
+    first = source.fetch(cursor, connection)
     latches = source.fetch(cursor, connection)
-    assert [(l.name, l.enabled, l.timed) for l in latches] == [("log_mutex", True, False), ("new_one", False, False)]
+    assert [(l.name, l.enabled, l.timed) for l in latches] == [(l.name, l.enabled, l.timed) for l in first] == [
+        ("log_mutex", enabled == "YES", False)]
     assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
 
 
@@ -225,10 +228,37 @@ def test_a_server_with_every_latch_instrument_disabled_is_asked_for_no_summary_b
     assert summaries(cursor) == ["log_mutex,lock_latch", "log_mutex,lock_latch"] and len(cursor.ran) == 4
 
 
+def test_kept_rows_of_disabled_instruments_merge_with_enabled_ones_read_row_by_row(monkeypatch):
+    """Packing refused after the states were read (a NULL, which GROUP_CONCAT leaves out): the enabled ones
+    come as rows, merged with what the disabled ones kept; an instrument switched off keeps its last value."""
+    now = [1000.0]
+    monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
+    a, b = "wait/synch/mutex/innodb/a", "wait/synch/mutex/innodb/b"
+    summary = {a: (3, 10), b: (7, 20)}
+    cursor, source, connection = SummaryCursor([(a, "YES", "YES"), (b, "NO", "NO")], summary), PerfSchemaLatches(), server()
+    source.fetch(cursor, connection)
+    summary[a] = (4, None)
+    assert [(l.name, l.waits, l.seconds) for l in source.fetch(cursor, connection)] == [("a", 4, 0.0), ("b", 7, 2e-11)]
+    assert cursor.ran[-1].startswith("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM ")
+    summary[a] = (5, 30)
+    latches = source.fetch(cursor, connection)
+    assert [(l.name, l.waits, l.enabled) for l in latches] == [("a", 5, True), ("b", 7, False)]
+    assert summaries(cursor)[-1] == "a" and not PACKED.fullmatch(cursor.ran[-1])
+    now[0] += 61  # a switched off: read once more with the states, then kept
+    cursor.answers["SELECT NAME, ENABLED"] = [(a, "NO", "NO"), (b, "NO", "NO")]
+    summary[a] = (6, 40)
+    source.fetch(cursor, connection)
+    summary[a] = (9, 90)  # what a server cannot do with the instrument off: not read
+    ran = len(cursor.ran)
+    assert [(l.name, l.waits, l.enabled) for l in source.fetch(cursor, connection)] == [("a", 6, False), ("b", 7, False)]
+    assert len(cursor.ran) == ran
+
+
 def test_a_latch_summary_that_does_not_unpack_is_read_as_rows_in_name_order():
     name = "wait/synch/mutex/innodb/log_mutex"
     rows = [(name, 3, 1_000_000), ("wait/synch/rwlock/innodb/b", 1, 12345)]
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES")], "SELECT EVENT_NAME": rows})
+    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(row[0], "YES", "YES") for row in rows],
+                             "SELECT EVENT_NAME": rows})
     # Cut inside the last field: both entries hold three fields, the last timer reads 123.
     cursor.group_concat_max_len = len(",".join(" ".join(map(str, row)) for row in rows)) - 2
     latches = PerfSchemaLatches().fetch(cursor, server())

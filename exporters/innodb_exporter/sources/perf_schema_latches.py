@@ -10,8 +10,9 @@ The instruments' state, which an operator changes by hand, is read on a connecti
 once a minute (joined to the summary on every scrape, it tripled the server's time on this source), with
 the summary of every instrument. Each scrape then reads the summary of the enabled ones only: a disabled
 instrument counts nothing, so its row keeps the value read with the states. Stock MySQL has every InnoDB
-latch instrument disabled, and its scrapes ask for no summary at all (4 ms of the server's time a scrape
-on MySQL 9.7). An instrument switched on shows its waits from the next reading of the states.
+latch instrument disabled, and its scrapes ask for no summary at all (the server's time a scrape went from
+8.5 to 4.5 ms on MySQL 9.7). An instrument switched on shows its waits from the next reading of the
+states, and a TRUNCATE of the summary reaches the disabled ones' series then too.
 
 The summary costs the server more than every other source together: performance_schema builds each of
 its rows by walking every instance of the row's kind (mutex, rwlock, cond), and the instances grow with
@@ -72,9 +73,10 @@ class PerfSchemaLatches(Source):
         else:
             states, frozen, per_scrape = self._states.value
             rows = frozen + (self._summary.rows(cursor, server, SUMMARY_COLUMNS, per_scrape) if per_scrape else [])
-        rows.sort(key=lambda row: str(row[0]))  # merged in one order, whatever the server's collation
-        return self.from_rows([(name, count, timer, *states.get(str(name), ("NO", "NO")))
-                               for name, count, timer in rows])
+        # The instruments setup_instruments lists, whatever else a summary holds, in one order whatever the
+        # server's collation: the same series on every scrape.
+        rows = sorted((row for row in rows if str(row[0]) in states), key=lambda row: str(row[0]))
+        return self.from_rows([(name, count, timer, *states[str(name)]) for name, count, timer in rows])
 
     def _read_states(self, cursor, server) -> tuple[dict, list]:
         """The instruments' states and the summary of all of them; keeps, for the scrapes that follow, the
@@ -85,7 +87,8 @@ class PerfSchemaLatches(Source):
         enabled = {name for name, (on, _) in states.items() if _yes(on)}
         everything = _summary_of(cursor, states) if states else None
         rows = self._summary.rows(cursor, server, SUMMARY_COLUMNS, everything) if everything else []
-        frozen = [row for row in rows if str(row[0]) in states and str(row[0]) not in enabled]
+        disabled = states.keys() - enabled
+        frozen = [row for row in rows if str(row[0]) in disabled]
         per_scrape = None
         if enabled:
             per_scrape = everything if len(enabled) == len(states) else _summary_of(cursor, sorted(enabled))
