@@ -24,6 +24,7 @@ server time with 2,000 tables on MySQL 9.7); MariaDB builds every row either way
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .base import Packed, PerConnection, Source
 
@@ -45,6 +46,14 @@ class LatchInstrument:  # slotted, not frozen: hundreds are built on every scrap
     timed: bool  # times them
 
 
+class _Instruments(NamedTuple):
+    """What a reading of the instruments' states keeps for the scrapes up to the next one."""
+
+    states: dict[str, tuple[str, str]]  # instrument -> (ENABLED, TIMED)
+    frozen: list  # the disabled ones' summary rows, as read with the states
+    per_scrape: str | None  # the FROM and WHERE that read the enabled ones; None when none is
+
+
 class PerfSchemaLatches(Source):
     name = "perf_schema_latches"
     field = "latches"
@@ -53,8 +62,7 @@ class PerfSchemaLatches(Source):
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
-        # (instrument -> (ENABLED, TIMED), the disabled ones' summary rows, the enabled ones' statement)
-        self._states = PerConnection(max_age=STATES_MAX_AGE)
+        self._states = PerConnection(max_age=STATES_MAX_AGE)  # an _Instruments
         self._summary = Packed()
 
     def unsupported(self, server):
@@ -92,7 +100,7 @@ class PerfSchemaLatches(Source):
         per_scrape = None
         if enabled:
             per_scrape = everything if len(enabled) == len(states) else _summary_of(cursor, sorted(enabled))
-        self._states.keep(server, (states, frozen, per_scrape))
+        self._states.keep(server, _Instruments(states, frozen, per_scrape))
         return states, rows
 
     def from_rows(self, rows) -> list[LatchInstrument]:
