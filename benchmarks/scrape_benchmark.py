@@ -92,12 +92,13 @@ class Scraper:
         parts = urllib.parse.urlsplit(url)
         self.path = parts.path + (f"?{parts.query}" if parts.query else "")
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        self.body = b""  # the last answer
 
     def get(self) -> float:
         started = time.perf_counter()
         self.conn.request("GET", self.path, headers=PROMETHEUS_HEADERS)
         response = self.conn.getresponse()
-        response.read()
+        self.body = response.read()
         if response.status != 200:
             raise RuntimeError(f"{self.path}: HTTP {response.status}")
         return time.perf_counter() - started
@@ -107,21 +108,28 @@ def get(url: str) -> float:
     return Scraper(url).get()
 
 
-def statement_times(db, scraper: "Scraper", scrapes: int) -> list[tuple[float, str]]:
+SOURCE_DURATION = re.compile(rb'^innodb_exporter_source_duration_seconds\{source="([a-z_]+)"\} (\S+)$', re.M)
+
+
+def statement_times(db, scraper: "Scraper", scrapes: int) -> tuple[list[tuple[float, str]], dict[str, float]]:
     """(server seconds per scrape, statement) for every statement one exporter runs, scraped alone (but for
     the load) ``scrapes`` times: performance_schema's digests, emptied first. The exporters connect without a
     default schema and sysbench with one, which tells their statements apart; nothing else runs meanwhile
-    but this function's own TRUNCATE."""
+    but this function's own TRUNCATE. With them, our seconds per scrape by source, as we expose them
+    (none for mysqld_exporter)."""
+    by_source: dict[str, float] = {}
     with db.connect() as conn, conn.cursor() as cur:
         cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
         for _ in range(scrapes):
             scraper.get()
+            for source, seconds in SOURCE_DURATION.findall(scraper.body):
+                by_source[source.decode()] = by_source.get(source.decode(), 0.0) + float(seconds) / scrapes
         cur.execute("SELECT SUM_TIMER_WAIT, DIGEST_TEXT FROM performance_schema.events_statements_summary_by_digest"
                     " WHERE SCHEMA_NAME IS NULL AND (DIGEST_TEXT IS NULL OR DIGEST_TEXT NOT LIKE 'TRUNCATE%')"
                     " ORDER BY SUM_TIMER_WAIT DESC")
         # A NULL digest is the row performance_schema counts statements in once its digest table is full.
         return [(int(timer) / 1e12 / scrapes, _readable(text) if text else "(past the digest table's size)")
-                for timer, text in cur.fetchall()]
+                for timer, text in cur.fetchall()], by_source
 
 
 def _readable(digest: str) -> str:
@@ -132,11 +140,18 @@ def _readable(digest: str) -> str:
 
 def print_statement_times(db, scrapers: dict, scrapes: int) -> None:
     for user, name in ((OURS, "innodb-exporter"), (THEIRS, "mysqld_exporter")):
-        times = statement_times(db, scrapers[user], scrapes)
+        times, by_source = statement_times(db, scrapers[user], scrapes)
         print(f"{name} alone, {scrapes} scrapes: server time {sum(t for t, _ in times) * 1000:.2f} ms per scrape, "
               "by statement:")
         for seconds, text in times:
             print(f"  {seconds * 1000:6.2f} ms  {text[:240]}")
+        if len({text for _, text in times}) < len(times):
+            print("  (MariaDB's digests name every statement of a multi-statement query after its first)")
+        if by_source:
+            print(f"{name} alone, the same scrapes: time per scrape by source "
+                  "(innodb_exporter_source_duration_seconds):")
+            for source, seconds in sorted(by_source.items(), key=lambda item: -item[1]):
+                print(f"  {seconds * 1000:6.2f} ms  {source}")
 
 
 def open_tables(db, count: int) -> None:

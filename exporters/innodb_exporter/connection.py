@@ -14,6 +14,7 @@ import ssl
 from dataclasses import dataclass, field
 
 import pymysql
+from pymysql.constants import CLIENT
 from pymysql.err import OperationalError
 
 # MySQL client and server error codes we explain (errmsg / mysqld_error.h).
@@ -129,7 +130,9 @@ class ConnectionSettings:
         kwargs = dict(user=self.user, password=self.password.encode("utf-8"), connect_timeout=timeout,
                       read_timeout=read_timeout, write_timeout=read_timeout, autocommit=True,
                       charset="utf8mb4", program_name="innodb-exporter", server_public_key=self.server_public_key,
-                      defer_connect=True, **self._ssl_arguments())
+                      # A scrape sends its statements in one query (scrape.read_sources). They hold no
+                      # operator or client input, and quote only plain names (sources.base.plain).
+                      client_flag=CLIENT.MULTI_STATEMENTS, defer_connect=True, **self._ssl_arguments())
         if self.socket:
             kwargs["unix_socket"] = self.socket
         else:

@@ -16,7 +16,8 @@ SOURCE_UP = Family("innodb_exporter_source_up", "gauge", "",
                    "1 when the source was read in this scrape, 0 when it failed or the server cannot answer it.",
                    ("source",))
 SOURCE_DURATION = Family("innodb_exporter_source_duration_seconds", "gauge", "seconds",
-                         "Time spent reading the source in this scrape.", ("source",))
+                         "Time this scrape spent on the source: from the answer before its own (the sources' "
+                         "statements go in one query) to its value.", ("source",))
 SOURCE_ERRORS = Family("innodb_exporter_source_errors_total", "counter", "",
                        "Failed reads of the source since the exporter started (missing privilege, lost connection, "
                        "timeout).", ("source",))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import pymysql
+from pymysql.constants import CLIENT
 
 from .connection import ConnectionSettings, set_query_timeout
 from .server import ServerInfo, identify
@@ -39,6 +40,7 @@ class Session:
         self.settings = settings
         self.conn = None
         self.server: ServerInfo | None = None
+        self.batches = False  # whether a query may hold several statements (scrape.read_sources)
         self.last_used = time.monotonic()
 
     @property
@@ -52,6 +54,7 @@ class Session:
         try:
             self.conn = self.settings.connect(read_timeout=remaining, connect_timeout=remaining)
             self.server = probe_server(self.conn)
+            self.batches = bool(self.conn.server_capabilities & CLIENT.MULTI_STATEMENTS)
         except BaseException:
             self.close()
             raise

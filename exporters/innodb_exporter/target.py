@@ -3,7 +3,7 @@
 Scrapes of one target never pile up (``SingleFlight``): requests that arrive while a scrape runs share
 its result, and each answers by its own deadline, so a hung server gives ``innodb_up 0`` in time while
 the worker keeps the target busy until its query returns or times out. The parts: ``Session`` (the
-connection), ``scrape.read_source`` (one query), ``MonitorEnabler`` (the opt-in counter switch),
+connection), ``scrape.read_sources`` (the sources' statements), ``MonitorEnabler`` (the opt-in counter switch),
 ``ProblemLog`` (one log line per problem); this class only puts them in order.
 """
 
@@ -20,7 +20,7 @@ from . import model
 from .connection import ConnectionSettings, describe
 from .monitors import MonitorEnabler, disabled
 from .problemlog import ProblemLog
-from .scrape import Outcome, ScrapeResult, SourceResult, build_sources, read_source, up
+from .scrape import Outcome, ScrapeResult, SourceResult, build_sources, read_sources, up
 from .session import Session
 from .snapshot import Snapshot
 from .sources import NAMES, PerfSchemaLatches
@@ -106,38 +106,38 @@ class Target:
         results: dict[str, SourceResult] = {}
         snapshot = Snapshot()
         fresh = not self.session.is_open
-        if fresh and not self._connect(deadline, results):
+        if fresh and not self._connect(deadline, results, self.sources):
             return self._result(results, snapshot)
         self._enable_counters(fresh, deadline)
-        for i, source in enumerate(self.sources):
-            result, value, outcome = read_source(self.session, source, deadline)
-            if outcome is Outcome.LOST and not fresh:
-                # A kept connection died (the server restarted): connect once more and read again.
-                fresh = True
-                if not self._connect(deadline, results, keep=results):
-                    break
-                result, value, outcome = read_source(self.session, source, deadline)
+        answers = read_sources(self.session, self.sources, deadline)
+        lost = tuple(s for s in self.sources if answers[s.name][2] is Outcome.LOST)
+        if lost and not fresh:
+            # A kept connection died (the server restarted): connect once more and read what it lost again.
+            refused: dict[str, SourceResult] = {}
+            if self._connect(deadline, refused, lost):
+                answers.update(read_sources(self.session, lost, deadline))
+            else:
+                answers.update({name: (result, None, Outcome.LOST) for name, result in refused.items()})
+        for source in self.sources:
+            result, value, outcome = answers[source.name]
             results[source.name] = result
             if outcome is Outcome.READ:
                 setattr(snapshot, source.field, value)
-            if outcome is Outcome.LOST:
-                self.session.close()
-                for rest in self.sources[i + 1:]:
-                    results[rest.name] = SourceResult(rest.name, kind="connection", message="connection lost")
-                break
+        if any(outcome is Outcome.LOST for _, _, outcome in answers.values()):
+            self.session.close()
         snapshot.server = self.session.server
         self._disabled_seen = disabled(snapshot, model.NEEDED_COUNTERS)
         return self._result(results, snapshot)
 
-    def _connect(self, deadline: float, results: dict[str, SourceResult], keep: dict | None = None) -> bool:
+    def _connect(self, deadline: float, results: dict[str, SourceResult], sources) -> bool:
+        """Open the connection; when it fails, say so once and answer ``sources`` with why."""
         try:
             server = self.session.open(deadline)
         except Exception as exc:
             kind, message = describe(exc, self.settings)
             self.problems.report("connect", message, logging.ERROR)
-            for source in self.sources:
-                if keep is None or source.name not in keep:
-                    results[source.name] = SourceResult(source.name, kind=kind, message=message)
+            for source in sources:
+                results[source.name] = SourceResult(source.name, kind=kind, message=message)
             return False
         self.problems.resolve("connect")
         log.info("connected to %s: %s %s", self.settings.address, server.flavor, server.version_text,

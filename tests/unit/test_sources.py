@@ -6,9 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import pymysql
 import pytest
-from pymysql.constants import SERVER_STATUS
 
 from innodb_exporter import sources
 from innodb_exporter.server import ServerInfo
@@ -24,7 +22,7 @@ def test_every_source_has_a_field_of_its_own_in_the_snapshot():
     assert len({source.name for source in sources.CATALOGUE}) == len(sources.CATALOGUE)
 
 
-# sources.base.read_packed's statement: the columns, and the rest of the SELECT they come from.
+# sources.base.packed_query's statement: the columns, and the rest of the SELECT they come from.
 PACKED = re.compile(r"SELECT COUNT\(\*\), GROUP_CONCAT\((.+) ORDER BY \S+ SEPARATOR ','\),"
                     r" @@SESSION.group_concat_max_len (FROM .*)", re.S)
 
@@ -55,20 +53,6 @@ class Cursor:
 
     def fetchall(self):
         return tuple(self._rows)  # as PyMySQL's cursor answers
-
-
-class EscapingCursor(Cursor, pymysql.cursors.Cursor):
-    """``Cursor`` with PyMySQL's own mogrify, which escapes as the connection's SQL mode says."""
-
-    def __init__(self, answers, no_backslash_escapes: bool = False):
-        pymysql.cursors.Cursor.__init__(self, pymysql.connections.Connection(defer_connect=True))
-        self.connection.server_status = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES if no_backslash_escapes else 0
-        Cursor.__init__(self, answers)
-        self.mogrified = 0
-
-    def mogrify(self, query, args=None):
-        self.mogrified += 1
-        return super().mogrify(query, args)
 
 
 def server() -> ServerInfo:
@@ -137,7 +121,7 @@ def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary(e
     source = PerfSchemaLatches()
     # The server answers a row it was not asked for: left out, on the scrape that reads the states and on
     # those between alike, so that no series comes and goes.
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", enabled, "NO")],
+    cursor = Cursor({"SELECT NAME, ENABLED": [("wait/synch/mutex/innodb/log_mutex", enabled, "NO")],
                              "SELECT EVENT_NAME": [("wait/synch/mutex/innodb/log_mutex", 3, 0),
                                                    ("wait/synch/rwlock/innodb/new_one", 1, 5)]})
     connection = server()
@@ -148,27 +132,36 @@ def test_latch_states_are_read_on_a_new_connection_and_joined_to_every_summary(e
     assert sum(sql.startswith("SELECT NAME, ENABLED") for sql in cursor.ran) == 1
 
 
+# The latch summary of some instruments, as sources.perf_schema_latches asks for it: by name, at most one
+# row each, in a derived table (a packed read asks for its columns from the same).
+SUMMARY_OF = re.compile(r"SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM \(SELECT EVENT_NAME, COUNT_STAR,"
+                        r" SUM_TIMER_WAIT FROM performance_schema\.events_waits_summary_global_by_event_name"
+                        r" WHERE EVENT_NAME IN \(((?:'[^']+'(?:, )?)+)\) LIMIT (\d+)\) AS summary(?: ORDER BY EVENT_NAME)?")
+
+
 def test_the_latch_summary_asks_for_the_instruments_by_name_with_one_statement_per_read(monkeypatch):
-    """By name, so that a performance_schema with an index on EVENT_NAME (MySQL 8.0+) builds only their rows;
+    """By name, so that a performance_schema with an index on EVENT_NAME (MySQL 8.0+) builds only their rows,
+    and with a LIMIT of as many rows, so that one without (MariaDB) stops building rows at the last of them;
     the statement is built when the instruments are read (a connection's first scrape, then once a minute)."""
     now = [1000.0]
     monkeypatch.setattr(base.time, "monotonic", lambda: now[0])
     source = PerfSchemaLatches()
     names = ["wait/synch/mutex/innodb/log_mutex", "wait/synch/sxlock/innodb/index_tree_rw_lock"]
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(name, "YES", "YES") for name in names], "SELECT EVENT_NAME": []})
+    cursor = Cursor({"SELECT NAME, ENABLED": [(name, "YES", "YES") for name in names], "SELECT EVENT_NAME": []})
     connection = server()
     source.fetch(cursor, connection)
-    assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ('{names[0]}', '{names[1]}')")
+    assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ('{names[0]}', '{names[1]}') LIMIT 2) AS summary")
     assert "LIKE" not in cursor.ran[1]
     source.fetch(cursor, connection)
-    assert cursor.ran[2] == cursor.ran[1] and cursor.mogrified == 1  # the same statement, not built again
+    assert cursor.ran[2] == cursor.ran[1]
     now[0] += 61
     cursor.answers["SELECT NAME, ENABLED"] = [(names[0], "YES", "YES")]  # an instrument gone from the list
     source.fetch(cursor, connection)
-    assert cursor.ran[3].startswith("SELECT NAME, ENABLED") and cursor.ran[4].endswith(f" IN ('{names[0]}')")
+    assert cursor.ran[3].startswith("SELECT NAME, ENABLED")
+    assert cursor.ran[4].endswith(f" IN ('{names[0]}') LIMIT 1) AS summary")
 
 
-class SummaryCursor(EscapingCursor):
+class SummaryCursor(Cursor):
     """Answers the latch summary with the rows of the instruments it names, from ``summary``, as now."""
 
     def __init__(self, states, summary):
@@ -176,10 +169,10 @@ class SummaryCursor(EscapingCursor):
         self.summary = summary
 
     def _answer(self, sql):
-        if sql.startswith("SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_waits_"
-                          "summary_global_by_event_name WHERE EVENT_NAME IN ("):  # packed reads come here too
-            asked = re.findall(r"'([^']+)'", sql.split(" IN (")[1])
-            return [(name, *self.summary[name]) for name in sorted(asked) if name in self.summary]
+        if asked := SUMMARY_OF.fullmatch(sql):  # packed reads come here too
+            names = re.findall(r"'([^']+)'", asked.group(1))
+            assert int(asked.group(2)) == len(names)
+            return [(name, *self.summary[name]) for name in sorted(names) if name in self.summary]
         return super()._answer(sql)
 
 
@@ -208,7 +201,7 @@ def test_disabled_latch_instruments_are_read_with_their_states_and_not_on_every_
     summary[b] = (8, 40)
     assert [l.waits for l in source.fetch(cursor, connection)] == [4, 8, 6]
     source.fetch(cursor, connection)
-    assert summaries(cursor) == ["a,b,c", "a,c", "a,b,c", "a,b,c"] and cursor.mogrified == 3
+    assert summaries(cursor) == ["a,b,c", "a,c", "a,b,c", "a,b,c"]
 
 
 def test_a_server_with_every_latch_instrument_disabled_is_asked_for_no_summary_between_state_reads(monkeypatch):
@@ -257,8 +250,7 @@ def test_kept_rows_of_disabled_instruments_merge_with_enabled_ones_read_row_by_r
 def test_a_latch_summary_that_does_not_unpack_is_read_as_rows_in_name_order():
     name = "wait/synch/mutex/innodb/log_mutex"
     rows = [(name, 3, 1_000_000), ("wait/synch/rwlock/innodb/b", 1, 12345)]
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": [(row[0], "YES", "YES") for row in rows],
-                             "SELECT EVENT_NAME": rows})
+    cursor = Cursor({"SELECT NAME, ENABLED": [(row[0], "YES", "YES") for row in rows], "SELECT EVENT_NAME": rows})
     # Cut inside the last field: both entries hold three fields, the last timer reads 123.
     cursor.group_concat_max_len = len(",".join(" ".join(map(str, row)) for row in rows)) - 2
     latches = PerfSchemaLatches().fetch(cursor, server())
@@ -269,21 +261,20 @@ def test_a_latch_summary_that_does_not_unpack_is_read_as_rows_in_name_order():
     assert cursor.ran[-1].endswith(" ORDER BY EVENT_NAME")
 
 
-def test_instrument_names_are_escaped_as_the_connections_sql_mode_needs():
-    """Names come from the server: a quote or a backslash in one stays inside its string literal, with
-    backslash escapes and with NO_BACKSLASH_ESCAPES alike (PyMySQL's own escaping, on a real cursor)."""
-    odd = "wait/synch/mutex/innodb/it's\\odd"
-    for no_backslash_escapes, literal in ((False, "'wait/synch/mutex/innodb/it\\'s\\\\odd'"),
-                                          (True, "'wait/synch/mutex/innodb/it''s\\odd'")):
-        cursor = EscapingCursor({"SELECT NAME, ENABLED": [(odd, "YES", "YES")], "SELECT EVENT_NAME": []},
-                                no_backslash_escapes)
-        PerfSchemaLatches().fetch(cursor, server())
-        assert cursor.ran[1].endswith(f" WHERE EVENT_NAME IN ({literal})")
+@pytest.mark.parametrize("odd", ["it's", "a\\'b", "a b", "ä", "a;DROP"])
+def test_an_instrument_name_that_is_not_plain_is_left_out_and_the_others_are_read(odd):
+    """Names come from the server and are quoted into the summary statements: one that would not read the
+    same quoted, whatever the connection's sql_mode (only a hostile server has one), is never sent."""
+    good, bad = "wait/synch/mutex/innodb/log_mutex", f"wait/synch/mutex/innodb/{odd}"
+    cursor = SummaryCursor([(bad, "YES", "YES"), (good, "YES", "YES")], {good: (3, 0), bad: (9, 0)})
+    latches = PerfSchemaLatches().fetch(cursor, server())
+    assert [(latch.name, latch.waits) for latch in latches] == [("log_mutex", 3)]
+    assert all(odd not in sql for sql in cursor.ran[1:])
 
 
 def test_a_build_without_innodb_latch_instruments_is_asked_for_no_summary():
     source = PerfSchemaLatches()
-    cursor = EscapingCursor({"SELECT NAME, ENABLED": []})
+    cursor = Cursor({"SELECT NAME, ENABLED": []})
     connection = server()
     assert source.fetch(cursor, connection) == [] and source.fetch(cursor, connection) == []
     assert len(cursor.ran) == 1
@@ -319,9 +310,9 @@ def test_settings_are_read_on_a_new_connection_and_then_once_a_minute(monkeypatc
 
 def test_the_names_a_source_asks_for_are_quoted_into_its_statement_once():
     status = sources.GlobalStatus(("Innodb_lsn_current", "Uptime"))
-    sql, params = status.query(server())
-    assert sql == "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_lsn_current', 'Uptime')" and params == ()
-    assert status.query(server())[0] is sql  # built with the source, not on every scrape
+    sql = status.query(server())
+    assert sql == "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_lsn_current', 'Uptime')"
+    assert status.query(server()) is sql  # built with the source, not on every scrape
     metrics = InnodbMetrics(("log_writes",))
     cursor = Cursor({"SELECT NAME, SUBSYSTEM": [], "SELECT NAME, COUNT": []})
     metrics.fetch(cursor, server())

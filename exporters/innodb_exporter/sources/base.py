@@ -5,15 +5,19 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generator
 
 from ..server import ServerInfo
+
+# A source's read: yields each statement it needs, one after another, is sent that statement's rows, and
+# returns its value. A scrape sends the statements of all its sources together (scrape.read_sources).
+Read = Generator[str, Any, Any]
 
 
 class Source(ABC):
     """One query, named after it (``name`` is the ``source`` label and the ``--collect.<name>`` flag).
 
-    ``fetch`` runs ``query`` and hands the rows to ``from_rows``, which is pure: tests feed recorded rows
+    ``read`` sends ``query`` and hands the rows to ``from_rows``, which is pure: tests feed recorded rows
     through exactly the code a live scrape runs. What the value says about its own quality (parse problems,
     nothing readable) is asked through ``problems`` and ``unreadable``, so that the scrape treats every
     source alike.
@@ -32,17 +36,28 @@ class Source(ABC):
         return None
 
     @abstractmethod
-    def query(self, server: ServerInfo) -> tuple[str, tuple]:
-        """The SQL and its parameters."""
+    def query(self, server: ServerInfo) -> str:
+        """The statement whose rows ``from_rows`` reads (what a recording keeps)."""
 
     @abstractmethod
     def from_rows(self, rows) -> Any:
         """The typed value of the rows the query returned."""
 
+    def read(self, server: ServerInfo) -> Read:
+        """This scrape's statements and the value their rows become: ``query``, unless the source keeps
+        part of its answer per connection and asks for less, or for nothing."""
+        return self.from_rows((yield self.query(server)))
+
     def fetch(self, cursor, server: ServerInfo) -> Any:
-        sql, params = self.query(server)
-        cursor.execute(sql, params or None)
-        return self.from_rows(cursor.fetchall())
+        """``read`` on its own, statement by statement on ``cursor`` (recordings, tests)."""
+        read = self.read(server)
+        try:
+            sql = next(read)
+            while True:
+                cursor.execute(sql)
+                sql = read.send(cursor.fetchall())
+        except StopIteration as done:
+            return done.value
 
     def problems(self, value) -> list[str]:
         """What could not be read in an answer (counted as parse errors)."""
@@ -53,28 +68,37 @@ class Source(ABC):
         return False
 
 
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_/:.-]+")
 
 
-def name_list(names: tuple[str, ...]) -> str:
-    """``'a', 'b'``: names the exporter itself declares, quoted into the statement once rather than escaped
-    on every scrape; only plain names qualify, which read the same whatever the connection's sql_mode."""
+def plain(name: str) -> bool:
+    """A name that reads the same quoted into a statement whatever the connection's sql_mode and character
+    set: ASCII letters, digits and ``_/:.-``, no quote, no backslash."""
+    return bool(_PLAIN_NAME.fullmatch(name))
+
+
+def name_list(names) -> str:
+    """``'a', 'b'``: plain names quoted into a statement, which is then built once rather than escaped on
+    every scrape."""
     for name in names:
-        if not _PLAIN_NAME.fullmatch(name):
+        if not plain(name):
             raise ValueError(f"{name!r} is not a plain name to quote into a statement")
     return ", ".join(f"'{name}'" for name in names)
 
 
-def read_packed(cursor, columns: tuple[str, ...], rest: str) -> list[list[str]] | None:
-    """The rows of ``SELECT columns rest``, fetched as one: PyMySQL parses every row in Python (2 to 4 µs a
+def packed_query(columns: tuple[str, ...], rest: str) -> str:
+    """The rows of ``SELECT columns rest``, packed into one: PyMySQL parses every row in Python (2 to 4 µs a
     row of three columns), and a hundred rows packed by GROUP_CONCAT into one text cost a third to a half.
-    Only for columns of names and numbers, which hold neither the space nor the comma that separate them.
-    None when the packing did not hold: a value held a separator, or the text reached
-    ``group_concat_max_len`` (which ``session.probe_server`` raises) and may have been cut."""
+    Only for columns of names and numbers, which hold neither the space nor the comma that separate them."""
     fields = ", ' ', ".join(columns)
-    cursor.execute(f"SELECT COUNT(*), GROUP_CONCAT({fields} ORDER BY {columns[0]} SEPARATOR ','),"
-                   f" @@SESSION.group_concat_max_len {rest}")
-    answer = cursor.fetchall()
+    return (f"SELECT COUNT(*), GROUP_CONCAT({fields} ORDER BY {columns[0]} SEPARATOR ','),"
+            f" @@SESSION.group_concat_max_len {rest}")
+
+
+def unpack(answer, columns: tuple[str, ...]) -> list[list[str]] | None:
+    """The rows a ``packed_query`` answer holds. None when the packing did not hold: a value held a
+    separator, or the text reached ``group_concat_max_len`` (which ``session.probe_server`` raises) and may
+    have been cut."""
     if len(answer) != 1 or len(answer[0]) != 3:
         return None
     count, text, limit = answer[0]
@@ -107,19 +131,18 @@ class PerConnection:
 
 
 class Packed:
-    """Rows read with ``read_packed`` while packing holds on a connection; once it did not (a proxy that drops
-    session settings, a value holding a separator), row by row on that connection, with no second try."""
+    """Rows read with ``packed_query`` while packing holds on a connection; once it did not (a proxy that
+    drops session settings, a value holding a separator), row by row on that connection, with no second try."""
 
     def __init__(self):
         self._holds = PerConnection()
 
-    def rows(self, cursor, server: ServerInfo, columns: tuple[str, ...], rest: str) -> list:
+    def rows(self, server: ServerInfo, columns: tuple[str, ...], rest: str) -> Read:
         if self._holds.stale(server):
             self._holds.keep(server, True)
         if self._holds.value:
-            rows = read_packed(cursor, columns, rest)
+            rows = unpack((yield packed_query(columns, rest)), columns)
             if rows is not None:
                 return rows
             self._holds.value = False
-        cursor.execute(f"SELECT {', '.join(columns)} {rest} ORDER BY {columns[0]}")
-        return list(cursor.fetchall())
+        return list((yield f"SELECT {', '.join(columns)} {rest} ORDER BY {columns[0]}"))

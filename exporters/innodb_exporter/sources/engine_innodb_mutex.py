@@ -17,7 +17,7 @@ class EngineInnodbMutex(Source):
     summary = "``SHOW ENGINE INNODB MUTEX``: waits per latch, parsed by ``parsers.innodb_mutex``."
 
     def query(self, server):
-        return "SHOW ENGINE INNODB MUTEX", ()
+        return "SHOW ENGINE INNODB MUTEX"
 
     def unsupported(self, server):
         if server.flavor == "mariadb" and server.version >= (10, 6):

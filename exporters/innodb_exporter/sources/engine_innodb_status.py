@@ -13,7 +13,7 @@ class EngineInnodbStatus(Source):
     summary = "``SHOW ENGINE INNODB STATUS``: fetched here, parsed by ``parsers.innodb_status``."
 
     def query(self, server):
-        return "SHOW ENGINE INNODB STATUS", ()
+        return "SHOW ENGINE INNODB STATUS"
 
     def from_rows(self, rows) -> innodb_status.InnodbStatus:
         # One row: Type 'InnoDB', Name '', Status <text>.

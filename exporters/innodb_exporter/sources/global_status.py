@@ -32,7 +32,7 @@ class GlobalStatus(Source):
         self._sql = _show_global("STATUS", wanted)
 
     def query(self, server):
-        return self._sql, ()
+        return self._sql
 
     def from_rows(self, rows) -> dict[str, str]:
         return _by_name(rows)
@@ -50,11 +50,11 @@ class GlobalVariables(Source):
         self._sql = _show_global("VARIABLES", wanted)
 
     def query(self, server):
-        return self._sql, ()
+        return self._sql
 
-    def fetch(self, cursor, server):
+    def read(self, server):
         if self._settings.stale(server):
-            self._settings.keep(server, super().fetch(cursor, server))
+            self._settings.keep(server, (yield from super().read(server)))
         return self._settings.value
 
     def from_rows(self, rows) -> dict[str, str]:

@@ -48,31 +48,25 @@ class InnodbMetrics(Source):
     def query(self, server):
         # MySQL: STATUS = 'enabled' / 'disabled'; MariaDB: ENABLED = 1 / 0 (probed at connect).
         state, where = self._where(server)
-        return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}", ()
+        return f"SELECT NAME, SUBSYSTEM, COUNT, TYPE, COMMENT, {state} FROM information_schema.INNODB_METRICS{where}"
 
-    def fetch(self, cursor, server):
-        counts = None
+    def read(self, server):
         if not self._described.stale(server):
             state, where = self._where(server)
-            counts = self._counts.rows(cursor, server, ("NAME", "COUNT", state),
-                                       f"FROM information_schema.INNODB_METRICS{where}")
-        described = self._described.value
+            counts = yield from self._counts.rows(server, ("NAME", "COUNT", state),
+                                                  f"FROM information_schema.INNODB_METRICS{where}")
+            described = self._described.value
+            if all(str(name) in described for name, _, _ in counts):
+                rows = []
+                for name, count, enabled in counts:
+                    subsystem, type_, comment = described[str(name)]
+                    rows.append((name, subsystem, count, type_, comment, enabled))
+                return self.from_rows(rows)
         # A new connection, or a counter enabled since the description: describe them all again.
-        if counts is None or any(str(name) not in described for name, _, _ in counts):
-            return self.from_rows(self._fetch_all(cursor, server))
-        rows = []
-        for name, count, enabled in counts:
-            subsystem, type_, comment = described[str(name)]
-            rows.append((name, subsystem, count, type_, comment, enabled))
-        return self.from_rows(rows)
-
-    def _fetch_all(self, cursor, server):
-        sql, params = self.query(server)
-        cursor.execute(sql, params or None)
-        rows = cursor.fetchall()
+        rows = yield self.query(server)
         self._described.keep(server, {str(name): (subsystem, type_, comment)
                                       for name, subsystem, _, type_, comment, _ in rows})
-        return rows
+        return self.from_rows(rows)
 
     def from_rows(self, rows) -> dict[str, Counter]:
         return {

@@ -28,7 +28,7 @@ class InnodbTrx(Source):
     def query(self, server):
         # The age is computed by the server, on its own clock, so the exporter's clock does not matter.
         return ("SELECT COUNT(*), COALESCE(MAX(TIMESTAMPDIFF(SECOND, trx_started, NOW())), 0),"
-                " COALESCE(SUM(trx_state = 'LOCK WAIT'), 0) FROM information_schema.INNODB_TRX"), ()
+                " COALESCE(SUM(trx_state = 'LOCK WAIT'), 0) FROM information_schema.INNODB_TRX")
 
     def from_rows(self, rows) -> TrxSummary:
         active, oldest, waits = rows[0]

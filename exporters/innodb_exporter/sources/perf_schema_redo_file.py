@@ -41,12 +41,12 @@ class PerfSchemaRedoFile(Source):
     def query(self, server):
         return ("SELECT COUNT_MISC, SUM_TIMER_MISC, COUNT_WRITE, SUM_TIMER_WRITE, SUM_NUMBER_OF_BYTES_WRITE"
                 " FROM performance_schema.file_summary_by_event_name"
-                " WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_log_file'"), ()
+                " WHERE EVENT_NAME = 'wait/io/file/innodb/innodb_log_file'")
 
-    def fetch(self, cursor, server):
+    def read(self, server):
         if not self._instrumented.stale(server) and not self._instrumented.value:
             return None
-        value = super().fetch(cursor, server)
+        value = yield from super().read(server)
         self._instrumented.keep(server, value is not None)
         return value
 
