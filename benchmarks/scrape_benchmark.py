@@ -45,6 +45,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "exporters"))
 
+from innodb_exporter.health import SOURCE_DURATION  # noqa: E402
 from innodb_exporter.parsers import innodb_status  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
@@ -108,7 +109,7 @@ def get(url: str) -> float:
     return Scraper(url).get()
 
 
-SOURCE_DURATION = re.compile(rb'^innodb_exporter_source_duration_seconds\{source="([a-z_]+)"\} (\S+)$', re.M)
+SOURCE_SECONDS = re.compile(rb'^' + SOURCE_DURATION.name.encode() + rb'\{source="([a-z_]+)"\} (\S+)$', re.M)
 
 
 def statement_times(db, scraper: "Scraper", scrapes: int) -> tuple[list[tuple[float, str]], dict[str, float]]:
@@ -122,7 +123,7 @@ def statement_times(db, scraper: "Scraper", scrapes: int) -> tuple[list[tuple[fl
         cur.execute("TRUNCATE TABLE performance_schema.events_statements_summary_by_digest")
         for _ in range(scrapes):
             scraper.get()
-            for source, seconds in SOURCE_DURATION.findall(scraper.body):
+            for source, seconds in SOURCE_SECONDS.findall(scraper.body):
                 by_source[source.decode()] = by_source.get(source.decode(), 0.0) + float(seconds) / scrapes
         cur.execute("SELECT SUM_TIMER_WAIT, DIGEST_TEXT FROM performance_schema.events_statements_summary_by_digest"
                     " WHERE SCHEMA_NAME IS NULL AND (DIGEST_TEXT IS NULL OR DIGEST_TEXT NOT LIKE 'TRUNCATE%')"
@@ -148,8 +149,7 @@ def print_statement_times(db, scrapers: dict, scrapes: int) -> None:
         if len({text for _, text in times}) < len(times):
             print("  (MariaDB's digests name every statement of a multi-statement query after its first)")
         if by_source:
-            print(f"{name} alone, the same scrapes: time per scrape by source "
-                  "(innodb_exporter_source_duration_seconds):")
+            print(f"{name} alone, the same scrapes: time per scrape by source ({SOURCE_DURATION.name}):")
             for source, seconds in sorted(by_source.items(), key=lambda item: -item[1]):
                 print(f"  {seconds * 1000:6.2f} ms  {source}")
 

@@ -156,26 +156,29 @@ class _Reads:
 
     def _advance(self, reading: _Reading, rows, since: float) -> bool:
         """Hand the source the rows of its statement (None to start it); True when it waits on another."""
-        name, source = reading.source.name, reading.source
+        value = error = None
         try:
             reading.statement = next(reading.steps) if rows is None else reading.steps.send(rows)
+            waits = True
         except StopIteration as done:
-            reading.duration += time.monotonic() - since
-            problems = source.problems(done.value)
-            if source.unreadable(done.value):
-                self._answer(SourceResult(name, kind="parse", message=problems[0] if problems else "unreadable answer",
-                                          duration=reading.duration, problems=problems))
-            else:
-                self._answer(SourceResult(name, "read", duration=reading.duration, problems=problems), done.value,
-                             Outcome.READ)
-            return False
+            waits, value = False, done.value
         except Exception as exc:  # the rows came to nothing readable (a bug, or an answer no server gives)
-            reading.duration += time.monotonic() - since
-            kind, message = describe(exc, self.session.settings)
-            self._answer(SourceResult(name, kind=kind, message=message, duration=reading.duration))
-            return False
+            waits, error = False, exc
         reading.duration += time.monotonic() - since
-        return True
+        if waits:
+            return True
+        name, source = reading.source.name, reading.source
+        if error is not None:
+            kind, message = describe(error, self.session.settings)
+            self._answer(SourceResult(name, kind=kind, message=message, duration=reading.duration))
+        elif source.unreadable(value):
+            problems = source.problems(value)
+            self._answer(SourceResult(name, kind="parse", message=problems[0] if problems else "unreadable answer",
+                                      duration=reading.duration, problems=problems))
+        else:
+            self._answer(SourceResult(name, "read", duration=reading.duration, problems=source.problems(value)),
+                         value, Outcome.READ)
+        return False
 
 
 class _ShortAnswer(Exception):
