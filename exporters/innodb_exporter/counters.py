@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from operator import attrgetter
 
 from .counter_types import TYPES
 from .families import Exposed, Family
@@ -41,18 +42,21 @@ def families(snapshot: Snapshot) -> list[Exposed]:
     if not snapshot.counters:
         return []
     out = []
-    for row in sorted(snapshot.counters.values(), key=lambda r: r.name):
-        if not row.enabled:
-            continue
-        kind = prometheus_type(row)
-        if kind == "counter" and row.count < 0:  # some MySQL builds report negative totals (bug 75966)
-            continue
-        out.append(_family(row.name, kind, row.subsystem, row.comment).build([((), float(row.count))]))
+    for row in sorted(snapshot.counters.values(), key=_BY_NAME):
+        if row.enabled:
+            family = _family(row.name, row.type, row.subsystem, row.comment)
+            if row.count >= 0 or family.type == "gauge":  # some MySQL builds report negative totals (bug 75966)
+                out.append(Exposed(family, [((), float(row.count))]))
     return out
 
 
+_BY_NAME = attrgetter("name")
+
+
 @lru_cache(maxsize=4096)
-def _family(name: str, kind: str, subsystem: str, comment: str) -> Family:
-    """A counter's family, worked out once: the same few hundred come back on every scrape."""
+def _family(name: str, type_: str, subsystem: str, comment: str) -> Family:
+    """A counter's family, worked out once: the same few hundred come back on every scrape (typed here,
+    so that a scrape does not type them again)."""
+    kind = prometheus_type(Counter(name, subsystem, 0, type_, comment, True))
     help_text = f"{comment.rstrip('.')} (INNODB_METRICS {name}, subsystem {subsystem})."
     return Family(metric_name(name, kind), kind, "", help_text)
