@@ -31,6 +31,8 @@ from . import limits
 from .bundle import BundleError, BundleReader, Chunk, Contents, Manifest
 from .terminal import printable
 
+RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheus/prometheus.yml)
+
 
 class ReplayImportError(Exception):
     """The import cannot go on; nothing was left half done."""
@@ -207,11 +209,14 @@ def backfill_rules(prometheus_url: str, rules_file: str, manifest: Manifest, dat
     """Compute the recording rules over the bundle's window into blocks of ``data_dir``; returns blocks added."""
     promtool = _promtool()
     with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as out_dir:
-        start = manifest.window_start_ms // 1000
+        # promtool evaluates block by block (2 h) and gives up at the first block in which no evaluation falls
+        # (cmd/promtool/rules.go breaks out of its loop): a window starting less than an interval before a
+        # block boundary got no rules at all. Two intervals earlier, the rules find no data and write nothing.
+        start = manifest.window_start_ms // 1000 - 2 * RULES_INTERVAL_S
         end = manifest.window_end_ms // 1000 + 1
         run_promtool([promtool, "tsdb", "create-blocks-from", "rules", f"--start={start}", f"--end={end}",
-                      f"--url={prometheus_url}", f"--output-dir={out_dir}", "--eval-interval=15s", rules_file],
-                     promtool_timeout, "the recording rules")
+                      f"--url={prometheus_url}", f"--output-dir={out_dir}", f"--eval-interval={RULES_INTERVAL_S}s",
+                      rules_file], promtool_timeout, "the recording rules")
         blocks = [b for b in os.listdir(out_dir) if os.path.isdir(os.path.join(out_dir, b))]
         for block in blocks:
             shutil.move(os.path.join(out_dir, block), os.path.join(data_dir, block))

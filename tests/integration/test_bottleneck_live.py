@@ -106,9 +106,10 @@ class Phases:
 
     def timeline(self, prometheus: str | None = None, end: float | None = None) -> list[tuple[str, str, str]]:
         """The winner over the whole run, as (from, to, class) runs (5 s steps: every rule evaluation is seen)."""
-        answer = preview.query_range(prometheus or self.stack.s.url("prometheus"), b.WINNER, self.started,
-                                     end or time.time(), 5)
-        points = [(float(t), float(v)) for t, v in answer["data"]["result"][0]["values"]]
+        url = prometheus or self.stack.s.url("prometheus")
+        series = preview.query_range(url, b.WINNER, self.started, end or time.time(), 5)["data"]["result"]
+        assert series, f"{url} has no {b.WINNER} over the run"
+        points = [(float(t), float(v)) for t, v in series[0]["values"]]
         runs: list[list] = []
         for t, v in points:
             if runs and runs[-1][2] == v:

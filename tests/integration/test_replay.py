@@ -17,11 +17,14 @@ import time
 import zipfile
 
 import pytest
+import yaml
 
-from innodb_replay.bundle import BundleReader
+from innodb_replay import limits
+from innodb_replay.bundle import BundleReader, BundleWriter, Manifest, series_key
 from innodb_replay.export import DEFAULT_SELECTOR, Prometheus
+from innodb_replay.importer import RULES_INTERVAL_S
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
-from support.bundles import sound_bundle
+from support.bundles import START_MS, sound_bundle
 from support.golden import TESTS
 from support.servers import free_port
 
@@ -134,6 +137,31 @@ def test_record_then_import_loses_and_adds_nothing(stack, replay_dir):
     parsed = subprocess.run([sys.executable, "-m", "innodb_exporter", "parse", bundle], capture_output=True,
                             text=True, cwd=ROOT, env=env)
     assert parsed.returncode == 0 and "innodb_history_list_length" in parsed.stdout, parsed.stderr
+
+
+def test_rules_are_computed_for_a_window_that_starts_a_second_before_a_block_boundary(replay_dir):
+    """promtool computes rules block by block (2 h) and gives up at the first block in which no evaluation
+    falls: such a window once got no rule output at all (the live bottleneck test saw it now and then)."""
+    boundary = -(-START_MS // limits.BLOCK_MS) * limits.BLOCK_MS  # the first block boundary after START_MS
+    start, end = boundary - 1000, boundary + 180_000
+    bundle = os.path.join(replay_dir, "boundary.zip")
+    writer = BundleWriter(bundle, Manifest("export", "http://prometheus:9090", start, end))
+    writer.add_chunk({series_key("innodb_up", {"instance": "db1:3306", "job": "innodb"}):
+                      [(t, "1") for t in range(boundary, end + 1, 5000)]}, start, end)
+    writer.close()
+    rules = os.path.join(replay_dir, "rules.yml")
+    with open(rules, "w") as f:
+        yaml.safe_dump({"groups": [{"name": "boundary", "rules": [
+            {"record": "job:innodb_up:max", "expr": "max by (job) (innodb_up)"}]}]}, f)
+    port = free_port()
+    out = replay("import", bundle, f"--data-dir={os.path.join(replay_dir, 'data')}", f"--port={port}",
+                 f"--rules={rules}")
+    assert out.returncode == 0, out.stderr
+    computed = raw(f"http://127.0.0.1:{port}", "job:innodb_up:max", start - 600_000, end)
+    times = [t for samples in computed.values() for t, _ in samples]
+    assert times, f"no rule output for the window: {out.stdout}"
+    # Evaluated from two intervals before the window, where there is no data: nothing written there.
+    assert min(times) >= start and max(times) >= end - 2 * RULES_INTERVAL_S * 1000
 
 
 @pytest.fixture(scope="module")

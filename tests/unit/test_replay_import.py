@@ -15,7 +15,7 @@ import yaml
 
 from innodb_replay import cli, limits, links
 from innodb_replay.bundle import BundleReader, BundleWriter, Manifest, series_key
-from innodb_replay.importer import ReplayImportError, import_bundle, most_blocks, plan_runs
+from innodb_replay.importer import RULES_INTERVAL_S, ReplayImportError, import_bundle, most_blocks, plan_runs
 from innodb_replay.manifest import Chunk
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from stack.native import Settings, Stack
@@ -171,3 +171,9 @@ def test_the_compose_replay_service_runs_as_the_user_who_imported(tmp_path):
     service = yaml.safe_load(out.stdout)["services"]["replay-prometheus"]
     assert service["user"] == "1234:5678"
     assert any(str(tmp_path / "data") in str(volume) for volume in service["volumes"])
+
+
+def test_rules_are_computed_at_the_stack_s_evaluation_interval():
+    with open(os.path.join(ROOT, "provisioning", "prometheus", "prometheus.yml")) as f:
+        interval = yaml.safe_load(f)["global"]["evaluation_interval"]
+    assert interval == f"{RULES_INTERVAL_S}s"
