@@ -185,9 +185,14 @@ def _import(args) -> None:
         url = start_replay_prometheus(args.data_dir, args.port)
         files = [f for f in (args.rules or DEFAULT_RULES) if os.path.exists(f)]
         with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as scratch:
-            for number, rules in enumerate(missing_rule_runs(files, metric_names(url)), start=1):
+            runs = missing_rule_runs(files, metric_names(url))
+            for number, rules in enumerate(runs, start=1):
                 path = write_rules(rules, os.path.join(scratch, f"run{number}.yml"))
-                if backfill_rules(url, path, result.manifest, args.data_dir, args.promtool_timeout):
+                blocks = backfill_rules(url, path, result.manifest, args.data_dir, args.promtool_timeout)
+                names = ", ".join(sorted({r["record"] for r in rules}))
+                print(f"recording rules the bundle lacks, run {number} of {len(runs)}: {names} "
+                      f"(TSDB blocks written: {blocks})", file=sys.stderr)
+                if blocks:
                     stop_replay_prometheus(args.data_dir)  # it loads the new blocks on start
                     url = start_replay_prometheus(args.data_dir, args.port)
     _print_import(result, url, args, index)

@@ -157,6 +157,7 @@ def test_rules_are_computed_for_a_window_that_starts_a_second_before_a_block_bou
     out = replay("import", bundle, f"--data-dir={os.path.join(replay_dir, 'data')}", f"--port={port}",
                  f"--rules={rules}")
     assert out.returncode == 0, out.stderr
+    assert "recording rules the bundle lacks, run 1 of 1: job:innodb_up:max (TSDB blocks written: 1)" in out.stderr
     computed = raw(f"http://127.0.0.1:{port}", "job:innodb_up:max", start - 600_000, end)
     times = [t for samples in computed.values() for t, _ in samples]
     assert times, f"no rule output for the window: {out.stdout}"
