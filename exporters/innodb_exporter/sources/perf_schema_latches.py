@@ -28,6 +28,8 @@ read the same quoted (no server has one) is left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from heapq import merge
+from operator import itemgetter
 from typing import NamedTuple
 
 from .base import Packed, PerConnection, Source, name_list, plain
@@ -38,6 +40,7 @@ MAX_INSTRUMENTS = 1000  # a build has about a hundred; the bound keeps the summa
 LATCH_INSTRUMENTS = "wait/synch/%/innodb/%"  # the InnoDB latch instruments, as a LIKE pattern
 _INNODB_LATCHES = f"'{LATCH_INSTRUMENTS}'"
 SUMMARY_COLUMNS = ("EVENT_NAME", "COUNT_STAR", "SUM_TIMER_WAIT")
+_NAME = itemgetter(0)
 
 
 @dataclass(slots=True)
@@ -54,7 +57,7 @@ class _Instruments(NamedTuple):
     """What a reading of the instruments' states keeps for the scrapes up to the next one."""
 
     states: dict[str, tuple[str, str]]  # instrument -> (ENABLED, TIMED)
-    frozen: list  # the disabled ones' summary rows, as read with the states
+    frozen: list  # (instrument, LatchInstrument) of the disabled ones, as read with the states, by name
     per_scrape: str | None  # the FROM that reads the enabled ones; None when none is
 
 
@@ -81,42 +84,54 @@ class PerfSchemaLatches(Source):
 
     def read(self, server):
         if self._states.stale(server):
-            states, rows = yield from self._read_states(server)
-        else:
-            states, frozen, per_scrape = self._states.value
-            rows = frozen + ((yield from self._summary.rows(server, SUMMARY_COLUMNS, per_scrape)) if per_scrape else [])
-        # The instruments setup_instruments lists, whatever else a summary holds, in one order whatever the
-        # server's collation: the same series on every scrape.
-        rows = sorted((row for row in rows if str(row[0]) in states), key=lambda row: str(row[0]))
-        return self.from_rows([(name, count, timer, *states[str(name)]) for name, count, timer in rows])
+            return (yield from self._read_states(server))
+        states, frozen, per_scrape = self._states.value
+        if per_scrape is None:
+            return [latch for _, latch in frozen]
+        rows = yield from self._summary.rows(server, SUMMARY_COLUMNS, per_scrape)
+        # The disabled ones were built with the states (on stock MySQL, every one): only the enabled are built.
+        return [latch for _, latch in merge(frozen, _by_name(rows, states), key=_NAME)]
 
     def _read_states(self, server):
         """The instruments' states and the summary of all of them; keeps, for the scrapes that follow, the
-        rows of the disabled ones and the statement that reads the enabled ones (None when none is)."""
+        disabled ones and the statement that reads the enabled ones (None when none is)."""
         listed = yield (f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
                         f" WHERE NAME LIKE {_INNODB_LATCHES} ORDER BY NAME LIMIT {MAX_INSTRUMENTS}")
         states = {str(name): (enabled, timed) for name, enabled, timed in listed if plain(str(name))}
         enabled = {name for name, (on, _) in states.items() if _yes(on)}
         everything = _summary_of(states) if states else None
         rows = (yield from self._summary.rows(server, SUMMARY_COLUMNS, everything)) if everything else []
-        disabled = states.keys() - enabled
-        frozen = [row for row in rows if str(row[0]) in disabled]
+        latches = _by_name(rows, states)
         per_scrape = None
         if enabled:
             per_scrape = everything if len(enabled) == len(states) else _summary_of(sorted(enabled))
+        frozen = [(name, latch) for name, latch in latches if name not in enabled]
         self._states.keep(server, _Instruments(states, frozen, per_scrape))
-        return states, rows
+        return [latch for _, latch in latches]
 
     def from_rows(self, rows) -> list[LatchInstrument]:
-        latches = []
-        for event_name, count, timer, enabled, timed in rows:
-            # wait/synch/mutex/innodb/log_writer_mutex -> ("mutex", "log_writer_mutex")
-            parts = str(event_name).split("/")
-            if len(parts) < 5:
-                continue
-            latches.append(LatchInstrument(parts[2], "/".join(parts[4:]), int(count or 0),
-                                           int(timer or 0) / PICOSECONDS, _yes(enabled), _yes(timed)))
-        return latches
+        return [latch for row in rows if (latch := _latch(*row)) is not None]
+
+
+def _by_name(rows, states: dict[str, tuple[str, str]]) -> list[tuple[str, LatchInstrument]]:
+    """(instrument, LatchInstrument) of the summary rows of the instruments setup_instruments listed, whatever
+    else a summary holds, ordered by name whatever the server's collation: the same series on every scrape."""
+    out = []
+    for name, count, timer in rows:
+        name = str(name)
+        if name in states and (latch := _latch(name, count, timer, *states[name])) is not None:
+            out.append((name, latch))
+    out.sort(key=_NAME)
+    return out
+
+
+def _latch(event_name, count, timer, enabled, timed) -> LatchInstrument | None:
+    # wait/synch/mutex/innodb/log_writer_mutex -> ("mutex", "log_writer_mutex")
+    parts = str(event_name).split("/")
+    if len(parts) < 5:
+        return None
+    return LatchInstrument(parts[2], "/".join(parts[4:]), int(count or 0), int(timer or 0) / PICOSECONDS,
+                           _yes(enabled), _yes(timed))
 
 
 def _summary_of(names) -> str:
