@@ -23,7 +23,11 @@ _SPELLED_OUT = {"s": "shared", "sec": "secondary"}
 
 def prometheus_type(row: Counter) -> str:
     """"counter" or "gauge": from the table, else from TYPE (``value`` rows are gauges)."""
-    return TYPES.get(row.name) or ("gauge" if row.type == "value" else "counter")
+    return _kind(row.name, row.type)
+
+
+def _kind(name: str, type_: str) -> str:
+    return TYPES.get(name) or ("gauge" if type_ == "value" else "counter")
 
 
 def metric_name(counter: str, kind: str) -> str:
@@ -57,6 +61,6 @@ _BY_NAME = attrgetter("name")
 def _family(name: str, type_: str, subsystem: str, comment: str) -> Family:
     """A counter's family, worked out once: the same few hundred come back on every scrape (typed here,
     so that a scrape does not type them again)."""
-    kind = prometheus_type(Counter(name, subsystem, 0, type_, comment, True))
+    kind = _kind(name, type_)
     help_text = f"{comment.rstrip('.')} (INNODB_METRICS {name}, subsystem {subsystem})."
     return Family(metric_name(name, kind), kind, "", help_text)
