@@ -53,10 +53,19 @@ class LatchInstrument:  # slotted, not frozen: hundreds are built on every scrap
     timed: bool  # times them
 
 
+class _Described(NamedTuple):
+    """What an instrument's name and states say, worked out once per reading of the states."""
+
+    kind: str  # mutex / rwlock / sxlock / cond
+    name: str  # without wait/synch/<kind>/innodb/
+    enabled: bool
+    timed: bool
+
+
 class _Instruments(NamedTuple):
     """What a reading of the instruments' states keeps for the scrapes up to the next one."""
 
-    states: dict[str, tuple[str, str]]  # instrument -> (ENABLED, TIMED)
+    described: dict[str, _Described]  # instrument -> what it is
     frozen: list  # (instrument, LatchInstrument) of the disabled ones, as read with the states, by name
     per_scrape: str | None  # the FROM that reads the enabled ones; None when none is
 
@@ -85,53 +94,60 @@ class PerfSchemaLatches(Source):
     def read(self, server):
         if self._states.stale(server):
             return (yield from self._read_states(server))
-        states, frozen, per_scrape = self._states.value
+        described, frozen, per_scrape = self._states.value
         if per_scrape is None:
             return [latch for _, latch in frozen]
         rows = yield from self._summary.rows(server, SUMMARY_COLUMNS, per_scrape)
         # The disabled ones were built with the states (on stock MySQL, every one): only the enabled are built.
-        return [latch for _, latch in merge(frozen, _by_name(rows, states), key=_NAME)]
+        return [latch for _, latch in merge(frozen, _by_name(rows, described), key=_NAME)]
 
     def _read_states(self, server):
         """The instruments' states and the summary of all of them; keeps, for the scrapes that follow, the
         disabled ones and the statement that reads the enabled ones (None when none is)."""
         listed = yield (f"SELECT NAME, ENABLED, TIMED FROM performance_schema.setup_instruments"
                         f" WHERE NAME LIKE {_INNODB_LATCHES} ORDER BY NAME LIMIT {MAX_INSTRUMENTS}")
-        states = {str(name): (enabled, timed) for name, enabled, timed in listed if plain(str(name))}
-        enabled = {name for name, (on, _) in states.items() if _yes(on)}
-        everything = _summary_of(states) if states else None
+        described = {}
+        for name, enabled, timed in listed:
+            if plain(name := str(name)) and (what := _describe(name, enabled, timed)) is not None:
+                described[name] = what
+        enabled = [name for name, what in described.items() if what.enabled]
+        everything = _summary_of(described) if described else None
         rows = (yield from self._summary.rows(server, SUMMARY_COLUMNS, everything)) if everything else []
-        latches = _by_name(rows, states)
+        latches = _by_name(rows, described)
         per_scrape = None
         if enabled:
-            per_scrape = everything if len(enabled) == len(states) else _summary_of(sorted(enabled))
-        frozen = [(name, latch) for name, latch in latches if name not in enabled]
-        self._states.keep(server, _Instruments(states, frozen, per_scrape))
+            per_scrape = everything if len(enabled) == len(described) else _summary_of(sorted(enabled))
+        frozen = [(name, latch) for name, latch in latches if not latch.enabled]
+        self._states.keep(server, _Instruments(described, frozen, per_scrape))
         return [latch for _, latch in latches]
 
     def from_rows(self, rows) -> list[LatchInstrument]:
-        return [latch for row in rows if (latch := _latch(*row)) is not None]
+        return [_latch(what, count, timer) for name, count, timer, enabled, timed in rows
+                if (what := _describe(str(name), enabled, timed)) is not None]
 
 
-def _by_name(rows, states: dict[str, tuple[str, str]]) -> list[tuple[str, LatchInstrument]]:
+def _by_name(rows, described: dict[str, _Described]) -> list[tuple[str, LatchInstrument]]:
     """(instrument, LatchInstrument) of the summary rows of the instruments setup_instruments listed, whatever
     else a summary holds, ordered by name whatever the server's collation: the same series on every scrape."""
     out = []
     for name, count, timer in rows:
-        name = str(name)
-        if name in states and (latch := _latch(name, count, timer, *states[name])) is not None:
-            out.append((name, latch))
+        if (what := described.get(name := str(name))) is not None:
+            out.append((name, _latch(what, count, timer)))
     out.sort(key=_NAME)
     return out
 
 
-def _latch(event_name, count, timer, enabled, timed) -> LatchInstrument | None:
+def _describe(event_name: str, enabled, timed) -> _Described | None:
     # wait/synch/mutex/innodb/log_writer_mutex -> ("mutex", "log_writer_mutex")
-    parts = str(event_name).split("/")
+    parts = event_name.split("/")
     if len(parts) < 5:
         return None
-    return LatchInstrument(parts[2], "/".join(parts[4:]), int(count or 0), int(timer or 0) / PICOSECONDS,
-                           _yes(enabled), _yes(timed))
+    return _Described(parts[2], "/".join(parts[4:]), _yes(enabled), _yes(timed))
+
+
+def _latch(what: _Described, count, timer) -> LatchInstrument:
+    return LatchInstrument(what.kind, what.name, int(count or 0), int(timer or 0) / PICOSECONDS, what.enabled,
+                           what.timed)
 
 
 def _summary_of(names) -> str:
