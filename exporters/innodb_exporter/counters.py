@@ -14,19 +14,14 @@ from operator import attrgetter
 from .counter_types import TYPES
 from .families import Exposed, Family
 from .snapshot import Snapshot
-from .sources.innodb_metrics import Counter
 
 # Name parts that Prometheus reads as abbreviated units, spelled out as InnoDB means them
 # (innodb_rwlock_s_spin_waits: shared; buffer_index_sec_rec_cluster_reads: secondary).
 _SPELLED_OUT = {"s": "shared", "sec": "secondary"}
 
 
-def prometheus_type(row: Counter) -> str:
-    """"counter" or "gauge": from the table, else from TYPE (``value`` rows are gauges)."""
-    return _kind(row.name, row.type)
-
-
 def _kind(name: str, type_: str) -> str:
+    """"counter" or "gauge": from the table, else from TYPE (``value`` rows are gauges)."""
     return TYPES.get(name) or ("gauge" if type_ == "value" else "counter")
 
 
