@@ -7,6 +7,7 @@ from the web config before a request reaches it.
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 from urllib.parse import parse_qs, quote
@@ -22,6 +23,9 @@ from .targets import Targets, TooManyTargets
 
 TIMEOUT_HEADER = "HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS"
 MIN_TIMEOUT = 0.1
+# Metrics are gzipped when the scraper asks (Prometheus does by default), at the fastest level: a scrape's
+# 35 to 60 KB become a fifth for 0.3 ms of CPU; the default level 6 takes twice that for an eighth fewer bytes.
+GZIP_LEVEL = 1
 
 
 def _process_registry() -> CollectorRegistry:
@@ -90,7 +94,11 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
             exposed.append(health.build_info())
         body, content_type = exposition.render(exposed, environ.get("HTTP_ACCEPT", ""),
                                                process_registry if with_process else None)
-        return respond(start_response, "200 OK", body, content_type)
+        headers = [("Vary", "Accept-Encoding")]
+        if accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING", "")):
+            body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+            headers.append(("Content-Encoding", "gzip"))
+        return respond(start_response, "200 OK", body, content_type, headers)
 
     def capture_routes(environ, start_response, path: str):
         if not captures.enabled:
@@ -158,6 +166,19 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
         return respond(start_response, "404 Not Found", "Not found\n")
 
     return app
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip: named, or else ``*``, with a quality above zero."""
+    qualities = {}
+    for item in accept_encoding.split(","):
+        coding, _, params = item.partition(";")
+        name, params = coding.strip().lower(), params.replace(" ", "").lower()
+        try:
+            qualities[name] = float(params[2:]) if params.startswith("q=") else 1.0
+        except ValueError:
+            qualities[name] = 0.0
+    return qualities.get("gzip", qualities.get("*", 0.0)) > 0
 
 
 def _capture_row(capture: dict) -> str:

@@ -18,7 +18,7 @@ def test_scrape_benchmark_says_what_each_statement_costs_the_server():
     """A short run against a real MariaDB under sysbench, both exporters scraped: the per-statement server
     time lists each exporter's own statements (ours also by source: MariaDB names every statement of our one
     query after its first), the tables made by --tables are there, and both exporters reach the server the
-    same way."""
+    same way and both answer gzipped, as Prometheus asks."""
     out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "scrape_benchmark.py"), "--scrapes", "5",
                           "--statement-scrapes", "5", "--overhead-seconds", "0", "--tables", "30"],
                          capture_output=True, text=True, timeout=600)
@@ -27,8 +27,10 @@ def test_scrape_benchmark_says_what_each_statement_costs_the_server():
                        out.stdout)
     assert tables and int(tables.group(2)) == 30 and int(tables.group(1)) >= 34, out.stdout  # and sysbench's 4
     assert int(tables.group(3)) > 0 and int(tables.group(4)) > 0, out.stdout
-    transports = re.search(r"innodb-exporter over (\S+), mysqld_exporter over (\S+)\n", out.stdout)
+    transports = re.search(r"innodb-exporter over (\S+), mysqld_exporter over (\S+); answers asked for gzip, "
+                           r"came (\S+) \(\d+ KB\) and (\S+) \(\d+ KB\)\n", out.stdout)
     assert transports and transports.group(1) == transports.group(2) == "TCP/IP", out.stdout  # no TLS in 10.11
+    assert transports.group(3) == transports.group(4) == "gzip", out.stdout  # both honour what Prometheus asks
     ours = out.stdout.split("innodb-exporter alone, 5 scrapes: server time ")[1].split("mysqld_exporter alone")[0]
     theirs = out.stdout.split("mysqld_exporter alone, 5 scrapes: server time ")[1]
     assert "MariaDB's digests name every statement of a multi-statement query after its first" in ours

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import threading
 import time
@@ -71,12 +72,17 @@ def app_for(target, flags=()):
     return make_app(cfg, targets, CollectorRegistry())
 
 
-def call(app, path, headers=None):
+def call_raw(app, path, headers=None) -> tuple[str, dict, bytes]:
     environ = {"PATH_INFO": path.split("?")[0], "QUERY_STRING": path.partition("?")[2], "REQUEST_METHOD": "GET",
                "wsgi.input": io.BytesIO(), **(headers or {})}
     status = {}
     body = b"".join(app(environ, lambda s, h: status.update(status=s, headers=dict(h))))
-    return status["status"], body.decode()
+    return status["status"], status["headers"], body
+
+
+def call(app, path, headers=None):
+    status, _, body = call_raw(app, path, headers)
+    return status, body.decode()
 
 
 def test_routes():
@@ -90,6 +96,22 @@ def test_routes():
     assert call(app, "/probe?target=db:1&auth_module=other")[0].startswith("400")
     status, body = call(app, "/probe?target=evil.example:3306")
     assert status.startswith("403") and "not allowed" in body
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/probe?target=127.0.0.1:3306"])
+def test_metrics_are_gzipped_when_the_scraper_asks(path):
+    app = app_for(SlowTarget(0), ["--mysqld.address=127.0.0.1:3306"])
+    status, headers, plain = call_raw(app, path)
+    assert status.startswith("200") and "Content-Encoding" not in headers and b"innodb_up 1.0" in plain
+    assert headers["Vary"] == "Accept-Encoding"
+    for accepted in ("gzip", "br, gzip;q=0.5", "*"):  # what Prometheus sends, and others that take gzip
+        status, headers, body = call_raw(app, path, {"HTTP_ACCEPT_ENCODING": accepted})
+        assert status.startswith("200") and headers["Content-Encoding"] == "gzip"
+        assert int(headers["Content-Length"]) == len(body) < len(plain) / 2
+        assert gzip.decompress(body) == plain
+    for refused in ("identity", "gzip;q=0", "gzip;q=0, *", "deflate"):
+        status, headers, body = call_raw(app, path, {"HTTP_ACCEPT_ENCODING": refused})
+        assert "Content-Encoding" not in headers and body == plain, refused
 
 
 def probe_targets(flags=(), **limits):
