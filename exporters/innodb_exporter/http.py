@@ -172,12 +172,16 @@ def accepts_gzip(accept_encoding: str) -> bool:
     """Whether an Accept-Encoding header takes gzip: named, or else ``*``, with a quality above zero."""
     qualities = {}
     for item in accept_encoding.split(","):
-        coding, _, params = item.partition(";")
-        name, params = coding.strip().lower(), params.replace(" ", "").lower()
-        try:
-            qualities[name] = float(params[2:]) if params.startswith("q=") else 1.0
-        except ValueError:
-            qualities[name] = 0.0
+        coding, *params = item.split(";")
+        quality = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        qualities[coding.strip().lower()] = quality
     return qualities.get("gzip", qualities.get("*", 0.0)) > 0
 
 
