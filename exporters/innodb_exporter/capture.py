@@ -7,10 +7,12 @@ cannot keep: SHOW ENGINE INNODB STATUS, SHOW ENGINE INNODB MUTEX, INNODB_TRX, th
 performance_schema latch summary, with the time and the alerts that triggered it, into a store on disk.
 An address the webhook names on its own is never connected to.
 
-Bounds: one capture per instance per ``cooldown``; a capture never runs past its ``deadline`` and uses the
-target's own connection (one per server, shared with its scrapes, held only while a snapshot's queries
-run); the store never holds more than ``max_bytes``, the oldest captures dropped first. Statements and row
-values are reduced to a digest and a length (redact.py) unless ``query_text`` is on.
+Bounds: one capture per instance per ``cooldown``; alerts that arrive during it are captured together when
+it ends (Alertmanager does not send them again, and a page should not go without its evidence); a capture
+never runs past its ``deadline`` and uses the target's own connection (one per server, shared with its
+scrapes, held only while a snapshot's queries run); the store never holds more than ``max_bytes``, the
+oldest captures dropped first. Statements and row values are reduced to a digest and a length (redact.py)
+unless ``query_text`` is on.
 
 Layout: ``<directory>/<id>/capture.json`` (what, when, why, files, errors) and one file per source and
 snapshot (``1-engine-innodb-status.txt``, ``1-innodb-trx.tsv``, …). A capture being written lives in
@@ -197,17 +199,21 @@ class CaptureStore:
 
 # --- the service ----------------------------------------------------------------------------------
 
+MAX_DEFERRED = 100  # alerts kept for the capture at the end of a cooldown (Alertmanager sends 20 at most)
+
+
 @dataclass
 class _History:
     count: int = 0
     last_started: float | None = None  # unix time
     running: bool = False
+    deferred: list[dict] = field(default_factory=list)  # alerts that came during the cooldown
 
 
 @dataclass
 class WebhookAnswer:
     started: list[dict] = field(default_factory=list)  # {"instance", "id"}
-    cooling_down: list[dict] = field(default_factory=list)  # {"instance", "until"}
+    cooling_down: list[dict] = field(default_factory=list)  # {"instance", "until"}: captured then
     refused: list[dict] = field(default_factory=list)  # {"instance", "reason"}
 
     def to_json(self) -> dict:
@@ -242,22 +248,60 @@ class CaptureService:
                 answer.refused.append({"instance": instance, "reason": reason})
                 log.warning("capture refused for %r: %s", instance, reason)
                 continue
-            key = target.settings.address
             with self._mu:
-                history = self._history.setdefault(key, _History())
-                now = time.time()
-                if history.running or (history.last_started and now - history.last_started < self.settings.cooldown):
-                    until = (history.last_started or now) + self.settings.cooldown
+                until = self._cooling_until(target.settings.address)
+                if until is not None:
+                    self._defer(target.settings.address, instance, group, until)
                     answer.cooling_down.append({"instance": instance, "until": _iso(until)})
                     continue
-                history.running, history.last_started = True, now
-                history.count += 1
-            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
-            capture_id = f"{stamp}-{_slug(key)}"
+                capture_id = self._start(target, instance, group)
             answer.started.append({"instance": instance, "id": capture_id})
-            threading.Thread(target=self._capture, args=(target, instance, group, capture_id, now), daemon=True,
-                             name=f"capture {key}").start()
         return answer
+
+    def _cooling_until(self, key: str) -> float | None:
+        """When this server's cooldown ends (or its capture, if one still runs past it); None if it is over."""
+        history = self._history.setdefault(key, _History())
+        now = time.time()
+        if history.running or (history.last_started and now - history.last_started < self.settings.cooldown):
+            return max(now, (history.last_started or now) + self.settings.cooldown)
+        return None
+
+    def _start(self, target, instance: str, alerts: list[dict]) -> str:
+        """Start a capture (under the lock); returns its id."""
+        key, now = target.settings.address, time.time()
+        history = self._history[key]
+        history.running, history.last_started = True, now
+        history.count += 1
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+        capture_id = f"{stamp}-{_slug(key)}"
+        threading.Thread(target=self._capture, args=(target, instance, alerts, capture_id, now), daemon=True,
+                         name=f"capture {key}").start()
+        return capture_id
+
+    def _defer(self, key: str, instance: str, alerts: list[dict], until: float) -> None:
+        """Keep the alerts for a capture when the cooldown ends (under the lock); one timer per server."""
+        history = self._history[key]
+        if not history.deferred:
+            timer = threading.Timer(max(0.0, until - time.time()), self._deferred, args=(key, instance))
+            timer.daemon, timer.name = True, f"deferred capture {key}"
+            timer.start()
+        history.deferred.extend(alerts[: MAX_DEFERRED - len(history.deferred)])
+
+    def _deferred(self, key: str, instance: str) -> None:
+        """The cooldown is over: capture for the alerts that came during it, if the server is still scraped."""
+        target = self._target(instance)
+        with self._mu:
+            history = self._history[key]
+            alerts, history.deferred = history.deferred, []
+            if target is None or target.settings.address != key:
+                log.warning("deferred capture of %r dropped: the exporter no longer scrapes it", instance)
+                return
+            until = self._cooling_until(key)
+            if until is not None:  # the last capture still runs: wait for it
+                self._defer(key, instance, alerts, max(until, time.time() + 1.0))
+                return
+            capture_id = self._start(target, instance, alerts)
+        log.info("capture %s started at the end of the cooldown, for alerts that came during it", capture_id)
 
     def _target(self, instance: str):
         try:

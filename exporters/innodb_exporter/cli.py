@@ -76,7 +76,8 @@ def server_parser() -> argparse.ArgumentParser:
     capture.add_argument("--capture.deadline", dest="capture_deadline", type=float, default=60.0,
                          help="seconds a capture may take in all (default 60)")
     capture.add_argument("--capture.cooldown", dest="capture_cooldown", type=float, default=600.0,
-                         help="seconds before the same server is captured again (default 600)")
+                         help="seconds before the same server is captured again; alerts that arrive meanwhile "
+                              "are captured when they are over (default 600)")
     capture.add_argument("--capture.max-size", dest="capture_max_size", default="200MiB",
                          help="the most the captures may take on disk; the oldest go first (default 200MiB)")
     capture.add_argument("--capture.query-text", dest="capture_query_text", action="store_true",

@@ -128,6 +128,25 @@ def test_a_burst_of_webhooks_gives_one_capture_per_cooldown(fresh_db, tmp_path):
         assert len(captures(exp)) == 1
 
 
+def test_alerts_that_arrive_during_the_cooldown_are_captured_when_it_ends(fresh_db, tmp_path):
+    """Alertmanager does not send an alert again: one that came while its server was cooling down would
+    otherwise have no capture at all."""
+    with Exporter(fresh_db.address, EXPORTER_USER, EXPORTER_PASSWORD, f"--capture.dir={tmp_path}",
+                  "--capture.snapshots=1", "--capture.cooldown=3") as exp:
+        exp.scrape()
+        assert len(post(exp, webhook(fresh_db.address, alertname="InnoDBCheckpointAgeHigh"))[1]["started"]) == 1
+        later = ("InnoDBHistoryListGrowing", "InnoDBFreePageWaits")
+        answers = [post(exp, webhook(fresh_db.address, alertname=name))[1] for name in later]
+        assert [len(a["started"]) for a in answers] == [0, 0] and [len(a["cooling_down"]) for a in answers] == [1, 1]
+        wait_for(lambda: len(captures(exp)) == 2, 30, what="the capture at the end of the cooldown")
+        newest, first = captures(exp)
+        assert {a["labels"]["alertname"] for a in first["alerts"]} == {"InnoDBCheckpointAgeHigh"}
+        assert {a["labels"]["alertname"] for a in newest["alerts"]} == set(later)
+        assert newest["started"] >= answers[0]["cooling_down"][0]["until"] and newest["snapshots"]
+        time.sleep(4)
+        assert len(captures(exp)) == 2  # the deferred alerts were captured once
+
+
 def test_an_address_the_webhook_names_on_its_own_is_never_reached(fresh_db, tmp_path):
     listener_port = fresh_db.port + 1  # nothing of ours listens there; a connection attempt would be refused
     with Exporter(fresh_db.address, EXPORTER_USER, EXPORTER_PASSWORD, f"--capture.dir={tmp_path}") as exp:
