@@ -260,8 +260,9 @@ class CaptureService:
 
     def _cooling_until(self, key: str) -> float | None:
         """When this server's cooldown ends (or its capture, if one still runs past it); None if it is over."""
-        history = self._history.setdefault(key, _History())
-        now = time.time()
+        history, now = self._history.get(key), time.time()
+        if history is None:
+            return None
         if history.running or (history.last_started and now - history.last_started < self.settings.cooldown):
             return max(now, (history.last_started or now) + self.settings.cooldown)
         return None
@@ -269,7 +270,7 @@ class CaptureService:
     def _start(self, target, instance: str, alerts: list[dict]) -> str:
         """Start a capture (under the lock); returns its id."""
         key, now = target.settings.address, time.time()
-        history = self._history[key]
+        history = self._history.setdefault(key, _History())
         history.running, history.last_started = True, now
         history.count += 1
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
@@ -293,7 +294,7 @@ class CaptureService:
         with self._mu:
             history = self._history[key]
             alerts, history.deferred = history.deferred, []
-            if target is None or target.settings.address != key:
+            if target is None:
                 log.warning("deferred capture of %r dropped: the exporter no longer scrapes it", instance)
                 return
             until = self._cooling_until(key)
