@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from signals import bottleneck as b
 from signals import innodb as s
-from signals.promql import avg_over_time, count, max_without, series, vector
+from signals.promql import avg_over_time, count, count_by, max_without, series, vector
 
 from . import buffer_pool, checkpoint, contention, host, purge, redo
 from .common import CONFIG, FIRING, GREEN, ORANGE, RED, Link, Mapping, Query, View, dashboard, panel
@@ -22,8 +22,10 @@ UP = stat("Server answers", s.SERVER_UP, "none",
           "1 when the exporter read the server in its last scrape. Healthy: 1. Alerts: InnoDBServerDown, "
           "InnoDBExporterDown.",
           base=RED, steps=((1, GREEN),))
-ALERTS_FIRING = stat("Alerts firing", count(FIRING) | vector(0), "none",
-                     "InnoDB alerts firing for this server now (Alertmanager has the details). Healthy: 0.",
+ALERTS_FIRING = stat("Alerts firing", count(count_by(("alertname",), FIRING)) | vector(0), "none",
+                     "Alerts of warning or critical severity firing for this server now, an alert whose warning "
+                     "and critical levels both fire counted once (Alertmanager has the details, and the info "
+                     "alerts). Healthy: 0.",
                      steps=((1, ORANGE),))
 CHECKPOINT = stat("Checkpoint age / max", s.CHECKPOINT_AGE_RATIO, "percentunit",
                   "Checkpoint age as a share of its limit. Healthy: under "

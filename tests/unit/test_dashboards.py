@@ -399,3 +399,31 @@ def test_views_are_the_panels():
             assert any(t.startswith(view.title) for t in titles), f"{module.UID}: {view.title} is not drawn"
     host_titles = [p["title"] for p in dashboard(host.UID)["panels"]]
     assert "Disk busy" in host_titles and "Disk latency" in host_titles
+
+
+def test_alert_marks_and_the_alerts_stat_leave_out_info_alerts_and_count_an_alert_once(promtool, tmp_path):
+    """Evaluated by promtool on ALERTS as Prometheus writes them: a stock server's InnoDBCounterDisabled
+    (info, one per disabled counter) neither marks the panels nor counts, and an alert firing at both its
+    levels counts once."""
+    annotations = {a["expr"] for path in FILES for a in load(path)["annotations"]["list"] if "ALERTS" in a.get("expr", "")}
+    stat = next(p for p in dashboard("innodb-overview")["panels"] if p["title"] == "Alerts firing")
+    assert len(annotations) == 1
+    firing = 'ALERTS{{alertname="{}",alertstate="firing",severity="{}",instance="db1"}}'
+    inputs = [{"series": firing.format("InnoDBCounterDisabled", "info").replace('"}', f'",counter="c{i}"}}'),
+               "values": "1x5"} for i in range(20)]
+    inputs += [{"series": firing.format("InnoDBCheckpointAgeHigh", severity), "values": "1x5"}
+               for severity in ("warning", "critical")]
+    inputs.append({"series": firing.format("InnoDBLongTransaction", "warning").replace("db1", "db2"), "values": "1x5"})
+
+    def at_db1(expr):
+        return expr.replace("$instance", "db1")
+
+    case = {"rule_files": [], "evaluation_interval": "1m", "tests": [{"interval": "1m", "input_series": inputs,
+            "promql_expr_test": [
+                {"expr": at_db1(stat["targets"][0]["expr"]), "eval_time": "2m", "exp_samples": [{"labels": "{}", "value": 1}]},
+                {"expr": f"count({at_db1(annotations.pop())})", "eval_time": "2m",
+                 "exp_samples": [{"labels": "{}", "value": 2}]},
+            ]}]}
+    (tmp_path / "alerts_test.yml").write_text(yaml.safe_dump(case))
+    out = subprocess.run([promtool, "test", "rules", "alerts_test.yml"], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
