@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: the repository root holds sign
 from signals import CONFIG, rule_context
 from signals import bottleneck as b
 from signals import innodb as s
-from signals.promql import avg_over_time, deriv, increase, max_without, min_over_time
+from signals.promql import avg_over_time, changes, deriv, increase, max_without, min_over_time
 
 INNODB = "{{ $labels.instance }}"
 RECORDED = (s.CHECKPOINT_AGE_RATIO, s.CHECKPOINT_ASYNC_RATIO, s.CHECKPOINT_SYNC_RATIO, s.REDO_WRITTEN,
@@ -135,7 +135,9 @@ def alerting_groups(cfg):
     ]
     window = cfg["alert_rate_window"]
     groups["innodb.flushing"] = [
-        alert(cfg, "InnoDBFlushingSlow", max_without(("kind",), s.FLUSH_AVG_SECONDS.expr) > cfg["flush_seconds_max"],
+        alert(cfg, "InnoDBFlushingSlow",
+              max_without(("kind",), (s.FLUSH_AVG_SECONDS.expr > cfg["flush_seconds_max"])
+                          & (changes(s.FLUSH_AVG_SECONDS.expr, cfg["flush_slow_for"]) > 0)),
               cfg["flush_slow_for"], "warning", "InnoDB flushing passes take longer than a second.",
               f"A flushing pass on {INNODB} takes {{{{ $value | humanizeDuration }}}} on average (target under "
               f"{cfg['flush_seconds_max']} s): the page cleaners do not keep up with the required flush rate."),

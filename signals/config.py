@@ -41,12 +41,17 @@ CONFIG = {
     "sync_point_for": "1m",
     # Adaptive flushing should finish each pass within 1 s (document 004); more means the page
     # cleaners cannot keep up. Keep at 1 s unless InnoDB's averaging window (innodb_flushing_avg_loops) is changed.
+    # The server refreshes the average only while adaptive flushing runs (on MariaDB, while the REDO age
+    # is above innodb_adaptive_flushing_lwm) and keeps it after: the alert also wants it refreshed
+    # within the duration, so that it ends when the load that slowed flushing has gone.
     "flush_seconds_max": 1.0,
     "flush_slow_for": "10m",
     # Threads that waited for a synchronous flush, or for a free page: any is too many, so the
-    # thresholds are 0 and only the durations say how long it must last.
-    "sync_flush_waits_for": "5m",
-    "free_page_waits_for": "5m",
+    # thresholds are 0. The alerts look back over the alert rate window, so that one stall stays visible
+    # for that long; the duration is one evaluation more, not how long the waits must go on (with a
+    # duration as long as the window, a single stall never fired).
+    "sync_flush_waits_for": "1m",
+    "free_page_waits_for": "1m",
     # Free page requests that looped (retried) per second: InnoDB is short of free pages; an early sign.
     "lru_loops_per_second": 0,
     "lru_loops_for": "15m",

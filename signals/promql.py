@@ -256,6 +256,7 @@ avg_over_time = _range_function("avg_over_time")
 min_over_time = _range_function("min_over_time")
 sum_over_time = _range_function("sum_over_time")
 count_over_time = _range_function("count_over_time")
+changes = _range_function("changes")
 
 
 def sum_by(labels, expr) -> Expr:
