@@ -12,13 +12,21 @@ addresses. No DNS lookup decides what is allowed.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import re
 import socket
 from dataclasses import dataclass
 
+log = logging.getLogger("innodb_exporter")
+
 DEFAULT_PORT = 3306
 _HOSTNAME_RE = re.compile(r"[a-z0-9_](?:[a-z0-9_.-]{0,251}[a-z0-9_])?")
+
+
+def shown(text: str) -> str:
+    """A value quoted for a message, without what a DSN-style value holds before an '@' (a password)."""
+    return repr("…@" + text.rsplit("@", 1)[1]) if "@" in text else repr(text)
 
 
 class AddressError(ValueError):
@@ -60,7 +68,7 @@ def canonical_host(host: str) -> str:
         except OSError:
             pass
     if not _HOSTNAME_RE.fullmatch(host):
-        raise AddressError(f"{host!r} is not a host name or an IP address")
+        raise AddressError(f"{shown(host)} is not a host name or an IP address")
     return host
 
 
@@ -69,7 +77,7 @@ def _split(value: str) -> tuple[str, str]:
     if value.startswith("["):
         host, bracket, rest = value[1:].partition("]")
         if not bracket or (rest and not rest.startswith(":")):
-            raise AddressError(f"address {value!r} is not [IPv6]:PORT")
+            raise AddressError(f"address {shown(value)} is not [IPv6]:PORT")
         return host, rest[1:]
     if value.count(":") > 1:  # a bare IPv6 address
         return value, ""
@@ -83,13 +91,13 @@ def parse(value: str, default_port: int = DEFAULT_PORT) -> Address:
     if value.startswith("unix://") or value.startswith("/"):
         path = value.removeprefix("unix://")
         if not path.startswith("/") or "\0" in path:
-            raise AddressError(f"socket {value!r} must be an absolute path")
+            raise AddressError(f"socket {shown(value)} must be an absolute path")
         return Address(None, None, "/" + os.path.normpath(path).lstrip("/"))
     host, port = _split(value)
     if not host:
-        raise AddressError(f"address {value!r} has no host")
+        raise AddressError(f"address {shown(value)} has no host")
     if port and not (port.isdigit() and 0 < int(port) < 65536):
-        raise AddressError(f"address {value!r}: port {port!r} is not a number between 1 and 65535")
+        raise AddressError(f"address {shown(value)}: port {shown(port)} is not a number between 1 and 65535")
     return Address(canonical_host(host), int(port) if port else default_port)
 
 
@@ -110,8 +118,8 @@ class Rule:
         if "/" in text and not text.startswith(("/", "unix://")):
             try:
                 return cls(network=ipaddress.ip_network(text, strict=False))
-            except ValueError as exc:
-                raise AddressError(f"{text!r} is not a CIDR range: {exc}") from None
+            except ValueError:  # its message would quote the value whole
+                raise AddressError(f"{shown(text)} is not a CIDR range (ADDRESS/PREFIX-LENGTH)") from None
         address = parse(text)
         return cls(address=address, any_port=address.socket is None and not _split(text)[1])
 
@@ -132,26 +140,38 @@ class Allowlist:
     def __init__(self, rules: list[Rule], target_files: tuple[str, ...] = ()):
         self.rules = rules
         self.target_files = target_files
-        self._file_rules: list[Rule] = []
+        self._file_rules: dict[str, list[Rule]] = {}  # path -> the rules of its last good reading
         self._stamps: dict[str, float | None] = {}
 
     def allows(self, address: Address) -> bool:
         self._reload()
-        return any(rule.allows(address) for rule in self.rules + self._file_rules)
+        return any(rule.allows(address) for rules in [self.rules, *self._file_rules.values()] for rule in rules)
 
     def _reload(self) -> None:
-        """Re-read the target files when they change (Prometheus writes them atomically)."""
-        stamps = {path: _mtime(path) for path in self.target_files}
-        if stamps == self._stamps:
-            return
-        rules = []
+        """Re-read the target files that changed (Prometheus writes them atomically). As Prometheus does, a
+        file that cannot be read keeps the targets of its last good reading, and one that is gone has none."""
         for path in self.target_files:
-            for target in read_target_file(path):
+            stamp = _mtime(path)
+            if path in self._stamps and stamp == self._stamps[path]:
+                continue
+            self._stamps[path] = stamp
+            try:
+                targets = read_target_file(path) if stamp is not None else []
+            except TargetFileError as exc:
+                log.error("cannot read --probe.targets-file %s (%s): keeping the %d targets of its last good reading",
+                          path, exc, len(self._file_rules.get(path, [])))
+                continue
+            rules = []
+            for target in targets:
                 try:
                     rules.append(Rule(address=parse(target)))
                 except AddressError:
                     continue  # Prometheus would not scrape it either
-        self._file_rules, self._stamps = rules, stamps
+            self._file_rules[path] = rules
+
+
+class TargetFileError(Exception):
+    """A targets file that could not be read or is not a file_sd list (the message quotes none of it)."""
 
 
 def _mtime(path: str) -> float | None:
@@ -168,10 +188,17 @@ def read_target_file(path: str) -> list[str]:
     try:
         with open(path, encoding="utf-8") as f:
             groups = yaml.safe_load(f) or []
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
-        return []
+    except OSError as exc:
+        raise TargetFileError(exc.strerror or type(exc).__name__) from None
+    except UnicodeDecodeError:
+        raise TargetFileError("not UTF-8") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise TargetFileError(f"not YAML or JSON{f' (line {mark.line + 1})' if mark else ''}") from None
+    if not isinstance(groups, list):
+        raise TargetFileError("not a list of target groups")
     targets = []
-    for group in groups if isinstance(groups, list) else []:
+    for group in groups:
         if isinstance(group, dict) and isinstance(group.get("targets"), list):
             targets += [str(t) for t in group["targets"]]
     return targets

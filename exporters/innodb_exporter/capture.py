@@ -51,6 +51,7 @@ CAPTURES = Family("innodb_exporter_captures_total", "counter", "",
                   "Evidence captures taken of this server since the exporter started (POST /capture).")
 LAST_CAPTURE = Family("innodb_exporter_last_capture_timestamp_seconds", "gauge", "seconds",
                       "When the last evidence capture of this server started (unix time); the dashboards mark it.")
+FAMILIES = (CAPTURES, LAST_CAPTURE)
 
 
 @dataclass(frozen=True)

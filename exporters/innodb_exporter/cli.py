@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 
 from . import __version__, config, moment, offline, sources
@@ -19,6 +20,14 @@ from .logs import setup as setup_logging
 log = logging.getLogger("innodb_exporter")
 
 DEFAULT_LISTEN = ":9207"
+
+
+def seconds(text: str) -> float:
+    """A flag's number of seconds: float() also takes nan and inf, which no duration is."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
 
 
 def server_parser() -> argparse.ArgumentParser:
@@ -39,9 +48,9 @@ def server_parser() -> argparse.ArgumentParser:
     p.add_argument("--mysqld.address", dest="mysqld_address", default=None,
                    help="default server, HOST:PORT or unix:///path/to/socket (default: the my.cnf's, else localhost:3306)")
     p.add_argument("--mysqld.username", dest="mysqld_username", default=None, help="user to connect as")
-    p.add_argument("--timeout-offset", dest="timeout_offset", type=float, default=0.25,
+    p.add_argument("--timeout-offset", dest="timeout_offset", type=seconds, default=0.25,
                    help="seconds taken off Prometheus' scrape timeout to answer in time (default 0.25)")
-    p.add_argument("--scrape.timeout", dest="scrape_timeout", type=float, default=10.0,
+    p.add_argument("--scrape.timeout", dest="scrape_timeout", type=seconds, default=10.0,
                    help="deadline of a scrape when the scraper sends no timeout header (default 10)")
     for name in sources.NAMES:
         p.add_argument(f"--collect.{name}", dest=f"collect_{name}", default=True,
@@ -60,7 +69,7 @@ def server_parser() -> argparse.ArgumentParser:
                        help="connections to servers kept open in all (default 256)")
     probe.add_argument("--probe.max-connections-per-server", dest="max_connections_per_server", type=int, default=2,
                        help="connections kept open to one server address, whatever the credentials (default 2)")
-    probe.add_argument("--probe.idle-timeout", dest="idle_timeout", type=float, default=300.0,
+    probe.add_argument("--probe.idle-timeout", dest="idle_timeout", type=seconds, default=300.0,
                        help="seconds after which a connection nothing scraped is closed (default 300)")
     p.add_argument("--innodb_metrics.enable", dest="enable_counters", action="store_true",
                    help="enable the INNODB_METRICS counters this exporter uses that are off "
@@ -71,11 +80,11 @@ def server_parser() -> argparse.ArgumentParser:
                          help="where captures are kept; captures are off without it")
     capture.add_argument("--capture.snapshots", dest="capture_snapshots", type=int, default=3,
                          help="snapshots per capture (default 3)")
-    capture.add_argument("--capture.interval", dest="capture_interval", type=float, default=10.0,
+    capture.add_argument("--capture.interval", dest="capture_interval", type=seconds, default=10.0,
                          help="seconds between snapshots (default 10)")
-    capture.add_argument("--capture.deadline", dest="capture_deadline", type=float, default=60.0,
+    capture.add_argument("--capture.deadline", dest="capture_deadline", type=seconds, default=60.0,
                          help="seconds a capture may take in all (default 60)")
-    capture.add_argument("--capture.cooldown", dest="capture_cooldown", type=float, default=600.0,
+    capture.add_argument("--capture.cooldown", dest="capture_cooldown", type=seconds, default=600.0,
                          help="seconds before the same server is captured again; alerts that arrive meanwhile "
                               "are captured when they are over (default 600)")
     capture.add_argument("--capture.max-size", dest="capture_max_size", default="200MiB",

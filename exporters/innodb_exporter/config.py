@@ -20,6 +20,8 @@ from .target import ScrapeOptions
 from .webconfig import WebConfig, load_web_config
 
 PASSWORD_ENV = "MYSQLD_EXPORTER_PASSWORD"
+MAX_SCRAPE_TIMEOUT = 300.0  # seconds; also the most a scraper's timeout header gets
+MAX_SECONDS = 7 * 86400.0  # the longest of the other durations
 DEFAULT_MY_CNF = "~/.my.cnf"
 
 
@@ -78,7 +80,36 @@ def read_my_cnf(path: str) -> dict[str, dict[str, str]]:
         raise MyCnfError(f"line {numbers}: not an option, a [section] or a comment") from None
     except configparser.Error as exc:
         raise MyCnfError(type(exc).__name__) from None
-    return {s: {k: (v or "").strip().strip("'\"") for k, v in parser.items(s)} for s in parser.sections()}
+    return {s: {k: _option_value(v or "") for k, v in parser.items(s)} for s in parser.sections()}
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "s": " ", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _option_value(raw: str) -> str:
+    """A value as the mysql client reads it (mysys/my_default.cc; my_print_defaults shows the same): a ``#``
+    outside quotes starts a comment, one pair of quotes around the value is removed, and a backslash
+    escapes n, t, r, b, s (a space), a backslash or a quote (before anything else it stays)."""
+    quote, escaped, end = "", False, len(raw)
+    for i, char in enumerate(raw):
+        if char in "'\"" and not escaped:
+            quote = char if not quote else ("" if quote == char else quote)
+        elif not quote and char == "#":
+            end = i
+            break
+        escaped = bool(quote) and char == "\\" and not escaped
+    value = raw[:end].strip()
+    if len(value) >= 2 and value[0] in "'\"" and value[-1] == value[0]:
+        value = value[1:-1]
+    out, i = [], 0
+    while i < len(value):
+        if value[i] == "\\" and i + 1 < len(value):
+            out.append(_ESCAPES.get(value[i + 1], value[i:i + 2]))
+            i += 2
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
 
 
 def _file(section: dict[str, str], key: str, where: str, problems: list[str]) -> str | None:
@@ -146,10 +177,15 @@ def _allowlist(args, connection: ConnectionSettings | None, my_cnf: dict, proble
         try:
             rules.append(addresses.Rule.parse(text))
         except addresses.AddressError as exc:
-            problems.append(f"--probe.allow {text!r}: {exc}")
+            problems.append(f"--probe.allow {addresses.shown(text)}: {exc}")
     for path in args.probe_targets_files:
         if not os.path.isfile(path):
             problems.append(f"--probe.targets-file {path} does not exist")
+            continue
+        try:
+            addresses.read_target_file(path)
+        except addresses.TargetFileError as exc:
+            problems.append(f"--probe.targets-file {path}: {exc}")
     return addresses.Allowlist(rules, tuple(args.probe_targets_files))
 
 
@@ -173,11 +209,17 @@ def _capture(args, problems: list[str]) -> CaptureSettings:
         max_bytes = 0
     for flag, value in (("--capture.snapshots", args.capture_snapshots), ("--capture.interval", args.capture_interval),
                         ("--capture.deadline", args.capture_deadline), ("--capture.cooldown", args.capture_cooldown)):
-        if value <= 0:
-            problems.append(f"{flag} must be positive, not {value}")
+        if not 0 < value <= MAX_SECONDS:
+            problems.append(f"{flag} must be more than 0 and at most {MAX_SECONDS:g}, not {value}")
     directory = os.path.abspath(os.path.expanduser(args.capture_dir)) if args.capture_dir else None
-    if directory and os.path.exists(directory) and not os.path.isdir(directory):
-        problems.append(f"--capture.dir {directory} is not a directory")
+    if directory:
+        try:  # made here, so that a directory the exporter cannot make is a flag's problem
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            problems.append(f"--capture.dir {directory}: {exc.strerror or 'cannot be made'}")
+        else:
+            if not os.access(directory, os.R_OK | os.W_OK | os.X_OK):
+                problems.append(f"--capture.dir {directory}: the exporter's user cannot read and write it")
     return CaptureSettings(directory, args.capture_snapshots, args.capture_interval, args.capture_deadline,
                            args.capture_cooldown, max_bytes, args.capture_query_text)
 
@@ -217,14 +259,16 @@ def load(args, environ=os.environ) -> tuple[Config | None, list[str]]:
         problems.append(f"unknown sources {', '.join(unknown)}; known: {', '.join(sources.NAMES)}")
     if not 0 <= args.timeout_offset < 10:
         problems.append(f"--timeout-offset {args.timeout_offset} must be between 0 and 10 seconds")
-    if args.scrape_timeout <= 0:
-        problems.append(f"--scrape.timeout {args.scrape_timeout} must be positive")
+    if not 0 < args.scrape_timeout <= MAX_SCRAPE_TIMEOUT:
+        problems.append(f"--scrape.timeout {args.scrape_timeout} must be more than 0 and at most "
+                        f"{MAX_SCRAPE_TIMEOUT:g} seconds")
     for flag, value in (("--probe.max-connections", args.max_connections),
                         ("--probe.max-connections-per-server", args.max_connections_per_server)):
         if value < 1:
             problems.append(f"{flag} must be 1 or more, not {value}")
-    if args.idle_timeout <= 0:
-        problems.append(f"--probe.idle-timeout {args.idle_timeout} must be positive")
+    if not 0 < args.idle_timeout <= MAX_SECONDS:
+        problems.append(f"--probe.idle-timeout {args.idle_timeout} must be more than 0 and at most "
+                        f"{MAX_SECONDS:g} seconds")
     allowlist = _allowlist(args, connection, my_cnf, problems)
     capture = _capture(args, problems)
 
@@ -261,7 +305,8 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
     """Connection settings for ``/probe?target=...&auth_module=...``; raises ProbeError.
 
     The target must be on the allow-list; its credentials come from the my.cnf section ``auth_module``
-    names (default ``[client]``), and with ``[client]`` also from the environment and the flags.
+    names (default ``[client]``). ``[client]``, named or not, gives them as it does for /metrics: the
+    flag's user and the environment's password win over its own; a ``[client.NAME]`` section gives its own.
     """
     if auth_module is not None and not AUTH_MODULE_RE.fullmatch(auth_module):
         raise ProbeError("auth_module must name a my.cnf section: client or client.NAME")
@@ -275,14 +320,16 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
     section_name = auth_module or "client"
     section = config.my_cnf.get(section_name)
     if section is None:
-        if auth_module:
+        if section_name != "client":
             raise ProbeError(f"auth_module {auth_module!r}: no such section in the my.cnf")
         section = {}
     problems: list[str] = []
-    base_user = config.connection.user if config.connection else None
-    password = os.environ.get(PASSWORD_ENV) if not auth_module else None
-    settings = connection_from(section, str(address), None if section.get("user") else base_user, password,
-                               problems, f"[{section_name}]")
+    own = section_name != "client"  # a [client.NAME] names its own credentials
+    # /metrics' credentials (the flag's user, else [client]'s; the environment's password, else [client]'s):
+    # never [client]'s user with the environment's password.
+    base = None if own else config.connection
+    settings = connection_from(section, str(address), base and base.user, base and base.password, problems,
+                               f"[{section_name}]")
     if problems:
         raise ProbeError("; ".join(problems))
     return settings

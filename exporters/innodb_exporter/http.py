@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import html
 import json
+import math
 from urllib.parse import parse_qs, quote
 
 from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
@@ -17,7 +18,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from . import __version__, exposition, health
 from .capture import CaptureError, CaptureService
-from .config import Config, ProbeError, probe_connection
+from .config import MAX_SCRAPE_TIMEOUT, Config, ProbeError, probe_connection
 from .target import Target
 from .targets import Targets, TooManyTargets
 
@@ -77,7 +78,9 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
             seconds = float(header) if header else config.default_timeout
         except ValueError:
             seconds = config.default_timeout
-        return max(MIN_TIMEOUT, seconds - config.timeout_offset)
+        if not math.isfinite(seconds):  # float() reads "nan" and "inf" too
+            seconds = config.default_timeout
+        return min(MAX_SCRAPE_TIMEOUT, max(MIN_TIMEOUT, seconds - config.timeout_offset))
 
     def respond(start_response, status, body, content_type="text/plain; charset=utf-8", headers=()):
         data = body if isinstance(body, bytes) else body.encode()

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 
-from . import availability, health, model
+from . import availability, capture, health, model
 from .sources import CATALOGUE
 from .sources.perf_schema_latches import LATCH_INSTRUMENTS
 
 HEADER = """# Metrics reference
 
-Generated from `exporters/innodb_exporter/model.py` and `health.py` by
+Generated from `exporters/innodb_exporter/model.py`, `health.py` and `capture.py` by
 `python -m innodb_exporter.reference metrics`; do not edit. Every metric the exporter emits is listed here
 (tests/unit/test_metrics_reference.py checks it). Where a metric has several sources, the first that has
 a value in a scrape wins; "off by default" marks INNODB_METRICS counters that need `innodb_monitor_enable`
@@ -105,6 +105,7 @@ def metrics_reference() -> str:
     lines = [HEADER, "| metric | type | unit | help | source (per flavour, in order of preference) |",
              "|---|---|---|---|---|"]
     lines += [_row(f, f in health.HEADLINE, "the exporter itself") for f in health.FAMILIES if f is not health.BUILD_INFO]
+    lines += [_row(f, False, "the exporter itself, per server, with `--capture.dir`") for f in capture.FAMILIES]
     lines += [_row(m.family, m.headline, m.builder.doc()) for m in model.METRICS]
     out = "\n".join(lines) + "\n" + COUNTERS + PROCESS + availability_table() + SWITCHED_OFF
     out += "\n## Sources\n\n| source | reads | privilege |\n|---|---|---|\n"

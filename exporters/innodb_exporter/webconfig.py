@@ -149,6 +149,10 @@ def load_web_config(path: str) -> tuple[WebConfig, list[str]]:
             problems.append(f"{where}: {name} {full} is not readable")
         return full
 
+    for name in ("client_auth_type", "min_version", "max_version"):  # the names the checks below look up
+        if tls.get(name) is not None and not isinstance(tls[name], str):
+            problems.append(f"{where}: tls_server_config.{name} must be a name, not {type(tls[name]).__name__}")
+            tls[name] = None
     cert, key, ca = resolve("cert_file"), resolve("key_file"), resolve("client_ca_file")
     if bool(cert) != bool(key):
         problems.append(f"{where}: cert_file and key_file go together")

@@ -14,7 +14,7 @@ import urllib.request
 import pymysql
 import pytest
 
-from support.exporter import Exporter, parse_samples
+from support.exporter import ROOT, Exporter, parse_samples
 from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, wait_for
 
 pytestmark = pytest.mark.integration
@@ -103,6 +103,10 @@ def test_the_capture_holds_the_transaction_that_holds_purge_back(fresh_db, held_
         samples = parse_samples(exp.get("/metrics")[1])
         assert samples.value("innodb_exporter_captures_total") == 1
         assert abs(samples.value("innodb_exporter_last_capture_timestamp_seconds") - time.time()) < 60
+        with open(os.path.join(ROOT, "docs", "metrics.md"), encoding="utf-8") as f:
+            reference = f.read()
+        ours = {name for name, _ in samples if name.startswith("innodb_") and not name.startswith("innodb_metrics_")}
+        assert {name for name in ours if f"`{name}" not in reference} == set(), "undocumented"
         assert "held_for" not in exp.log()
 
 

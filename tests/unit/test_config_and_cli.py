@@ -90,6 +90,25 @@ def test_my_cnf_gives_credentials_and_flags_override(tmp_path):
         config.probe_connection(cfg, "db2", "mysqld")
 
 
+def test_probe_logs_in_with_the_user_and_password_metrics_uses(tmp_path):
+    """[client] names a DBA; the flag and the environment name the exporter's account: /probe must not send
+    the exporter's password under the DBA's name, nor log in as the DBA."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser=dba\npassword=Dba-Secret\n[client.replica]\nuser=other\npassword=p2\n")
+    cfg, problems = load([f"--config.my-cnf={cnf}", "--mysqld.username=exporter", "--probe.allow=db2"],
+                         {"MYSQLD_EXPORTER_PASSWORD": "EnvPw"})
+    assert problems == []
+    assert (cfg.connection.user, cfg.connection.password) == ("exporter", "EnvPw")
+    for module in (None, "client"):
+        settings = config.probe_connection(cfg, "db2", module)
+        assert (settings.user, settings.password) == ("exporter", "EnvPw"), module
+    settings = config.probe_connection(cfg, "db2", "client.replica")
+    assert (settings.user, settings.password) == ("other", "p2")
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--probe.allow=db2"])
+    settings = config.probe_connection(cfg, "db2", "client")
+    assert (settings.user, settings.password) == ("dba", "Dba-Secret")
+
+
 def test_probe_reaches_only_the_servers_the_configuration_names(tmp_path):
     cnf = tmp_path / "my.cnf"
     cnf.write_text("[client]\nuser=u\nhost=db1.example\n[client.replicas]\nuser=r\nhost=10.0.0.7\nport=3307\n")
@@ -170,3 +189,65 @@ def test_parse_of_a_truncated_text_says_so():
     out = run("parse", os.path.join(FIXTURES, "innodb_status", "mysql-8.0.26-semaphores-truncated.txt"))
     assert out.returncode == 0 and "truncated" in out.stderr
     assert 'innodb_exporter_parse_errors_total{source="engine_innodb_status"} 1.0' in out.stdout
+
+
+@pytest.mark.parametrize("line, value", [
+    ('password = "exp-Secret-4711"   # monitoring account, rotated quarterly', "exp-Secret-4711"),
+    ("password = 'a#b'  # the quotes keep the #", "a#b"),
+    ("password = ab#cd", "ab"),
+    ("port=26050  # tcp", "26050"),
+    ('password = "say \\"hi\\""', 'say "hi"'),
+    ("password = one\\stwo\\\\", "one two\\"),
+    ("password = trailing\"", 'trailing"'),
+    ("password = it's", "it's"),
+])
+def test_my_cnf_values_read_as_the_mysql_client_reads_them(tmp_path, line, value):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(f"[client]\n{line}\n")
+    key = line.split("=")[0].strip()
+    assert config.read_my_cnf(str(cnf))["client"][key] == value
+
+
+def test_a_dsn_style_address_is_refused_without_showing_its_password():
+    """An operator coming from mysqld_exporter's DATA_SOURCE_NAME may pass user:password@tcp(host:port)/."""
+    for flags in (["--mysqld.address=exporter:S3cretPw@tcp(db:3306)/", "--mysqld.username=x"],
+                  ["--mysqld.username=x", "--probe.allow=exporter:S3cretPw@db:3306"],
+                  ["--mysqld.username=x", "--probe.allow=exporter:S3cretPw@10.0.0.0/33"]):
+        _, problems = load(flags)
+        text = "\n".join(problems)
+        assert problems and "…@" in text, text
+        assert "s3cretpw" not in text.lower(), text
+
+
+def test_a_targets_file_that_is_not_a_target_list_is_named_at_start_and_kept_while_running(tmp_path, caplog):
+    good, bad = "- targets: ['db7.example:3306']\n", "- targets: [db7.example:3306\n  labels: {"
+    targets = tmp_path / "mysql.yml"
+    targets.write_text(bad)
+    _, problems = load(["--mysqld.username=x", f"--probe.targets-file={targets}"])
+    assert any(str(targets) in p and "not YAML or JSON" in p for p in problems), problems
+    targets.write_text(good)
+    cfg, problems = load(["--mysqld.username=x", f"--probe.targets-file={targets}"])
+    assert problems == []
+    config.probe_connection(cfg, "db7.example:3306", None)
+    # Broken by a bad edit while running: the exporter says so and keeps the last good targets.
+    targets.write_text(bad)
+    os.utime(targets, ns=(1, 1))
+    config.probe_connection(cfg, "db7.example:3306", None)
+    assert "keeping the 1 targets of its last good reading" in caplog.text
+    # Removed: its targets go, as Prometheus drops them.
+    targets.unlink()
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "db7.example:3306", None)
+
+
+def test_a_capture_directory_the_exporter_cannot_make_is_named_as_such(tmp_path):
+    """It was reported as 'cannot listen on ...', the flag it came from unnamed."""
+    (tmp_path / "file").write_text("")
+    for directory, reason in ((tmp_path / "file" / "captures", "Not a directory"),
+                              ("/proc/no-such-captures", "No such file or directory")):
+        out = run("--mysqld.username=x", f"--capture.dir={directory}", "--web.listen-address=127.0.0.1:1")
+        assert out.returncode == 2, out.stderr
+        assert f"--capture.dir {directory}: {reason}" in out.stderr and "cannot listen" not in out.stderr
+    made = tmp_path / "new" / "captures"
+    cfg, problems = load(["--mysqld.username=x", f"--capture.dir={made}"])
+    assert problems == [] and made.is_dir() and (made.stat().st_mode & 0o777) == 0o700

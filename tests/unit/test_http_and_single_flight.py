@@ -186,3 +186,32 @@ def test_scrape_timeout_header_sets_the_deadline():
     assert "innodb_up 0.0" in body
 
 
+
+
+def test_a_timeout_header_no_scrape_could_mean_gives_a_bounded_deadline():
+    """Anyone who reaches the port can send the header: inf, nan or 1e400 answered 500 (time_t overflow)
+    and made concurrent scrapes fail."""
+    seen = []
+
+    class Deadlines(SlowTarget):
+        def _collect(self, deadline):
+            seen.append(deadline - time.monotonic())
+            return super()._collect(deadline)
+
+    app = app_for(Deadlines(0.0))
+    for header in ("inf", "-inf", "nan", "1e400", "1e12", "15"):
+        status, body = call(app, "/metrics", {"HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS": header})
+        assert status.startswith("200") and "innodb_up 1.0" in body, header
+    # The default (10 s) less the offset for what is no number, the cap for the huge, the header otherwise.
+    assert [round(s) for s in seen] == [10, 10, 10, 10, 300, 15]
+
+
+def test_durations_take_no_infinity_and_no_absurd_length():
+    for flag in ("--scrape.timeout=inf", "--probe.idle-timeout=nan", "--capture.cooldown=-inf"):
+        with pytest.raises(SystemExit):
+            cli.server_parser().parse_args(["--mysqld.username=u", flag])
+    args = cli.server_parser().parse_args(["--mysqld.username=u", "--scrape.timeout=1e10", "--capture.interval=1e12"])
+    args.disabled_sources = set()
+    _, problems = config.load(args, {})
+    assert any("--scrape.timeout" in p and "at most 300" in p for p in problems), problems
+    assert any("--capture.interval" in p for p in problems), problems

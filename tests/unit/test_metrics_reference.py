@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from innodb_exporter import health, model, reference
+from innodb_exporter import capture, health, model, reference
 from support import golden
 
 ROOT = os.path.dirname(golden.TESTS)
@@ -30,7 +30,7 @@ innodb_queries_queued innodb_read_views_open innodb_change_buffer_size_pages
 """.split()
 
 
-FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES)
+FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES) + list(capture.FAMILIES)
 
 
 @pytest.mark.parametrize("path,kind", [("docs/metrics.md", "metrics"),
