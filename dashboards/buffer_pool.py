@@ -45,7 +45,7 @@ LRU_FLUSHING = View(
     "LRU flushing and single page flushes",
     (Query(rate(innodb("innodb_flush_pages_total", 'kind=~"lru|single_page"')), "{{kind}}"),
      Query(FREE_SEARCH, "free page demand")),
-    "pps",
+    s.PAGES_PER_SECOND,
     "Pages flushed from the LRU tail per second, against the free page demand. Healthy: LRU flushing follows "
     "the demand and there are no single page flushes (a user thread flushing a page itself, MySQL only).",
     min=0,

@@ -51,7 +51,7 @@ FLUSH_RATE = View(
      Query(s.PAGES_FLUSHED, "all pages flushed"),
      Query(innodb("innodb_flush_target_pages", 'reason="requested"'), "target: pages requested per pass (≈ 1 s)",
            limit=True, color=RED, dimension="count/s")),  # pages per pass, about one pass a second
-    "pps",
+    s.PAGES_PER_SECOND,
     "Pages flushed per second by kind (adaptive, background, sync, LRU, neighbours) and the number of pages "
     "adaptive flushing asked for in its last pass (about once a second). Healthy: adaptive flushing follows "
     "the target (document 004: 'adaptive flushing must follow the required flush rate'); sync flushing "

@@ -138,7 +138,7 @@ def format_value(unit: str, value: float) -> str:
         return _scaled(value, 1024, (" B", " KiB", " MiB", " GiB", " TiB"))
     if unit == "Bps":
         return _scaled(value, 1000, (" B/s", " kB/s", " MB/s", " GB/s"))
-    per_second = {"ops": " ops/s", "pps": " p/s", "iops": " io/s", "qps": " q/s"}
+    per_second = {"ops": " ops/s", "iops": " io/s"}
     if unit in per_second:
         return _scaled(value, 1000, [per_second[unit], " K" + per_second[unit].strip(),
                                            " M" + per_second[unit].strip()])
@@ -146,6 +146,8 @@ def format_value(unit: str, value: float) -> str:
         return _scaled(value, 1000, ("", " K", " Mil", " Bil"))
     if unit.startswith("suffix:"):
         return f"{value:.3g}{unit[len('suffix:'):]}"
+    if unit.startswith("count:"):  # Grafana's custom count unit: scaled by thousands, then the unit
+        return _scaled(value, 1000, ("", "K", "M", "B")) + " " + unit[len("count:"):]
     return f"{value:.3g}"
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 from .promql import avg_over_time, binary, innodb, max_without, mysqld, rate
 from .signal import Signal
 
+# Grafana's "pps" is packets per second: pages get a count unit of their own (scaled K, M as "ops" is).
+PAGES_PER_SECOND = "count:pages/s"
+
 # --- availability -------------------------------------------------------------------------------
 SERVER_UP = Signal("server_up", innodb("innodb_up"), "none",
                    "1 when the exporter read the server in its last scrape.")
@@ -40,10 +43,10 @@ CHECKPOINT_SYNC_RATIO = Signal("checkpoint_sync_ratio", CHECKPOINT_AGE.expr / CH
 REDO_WRITTEN = Signal("redo_written", rate(innodb("innodb_redo_written_bytes_total")), "Bps",
                       "Bytes written to the REDO log per second.",
                       record="instance:innodb_redo_written_bytes:rate{window}", window="record_rate_window")
-PAGES_FLUSHED = Signal("pages_flushed", rate(innodb("innodb_buffer_pool_pages_flushed_total")), "pps",
+PAGES_FLUSHED = Signal("pages_flushed", rate(innodb("innodb_buffer_pool_pages_flushed_total")), PAGES_PER_SECOND,
                        "Buffer pool pages flushed per second, all kinds.",
                        record="instance:innodb_buffer_pool_pages_flushed:rate{window}", window="record_rate_window")
-FLUSH_PAGES = Signal("flush_pages", rate(innodb("innodb_flush_pages_total")), "pps",
+FLUSH_PAGES = Signal("flush_pages", rate(innodb("innodb_flush_pages_total")), PAGES_PER_SECOND,
                      "Pages flushed per second by kind of flushing.",
                      record="instance_kind:innodb_flush_pages:rate{window}", window="record_rate_window")
 FLUSH_AVG_SECONDS = Signal("flush_avg_seconds", innodb("innodb_flush_avg_seconds"), "s",
@@ -96,5 +99,5 @@ SEMAPHORE_LONGEST_WAIT = Signal("semaphore_longest_wait", innodb("innodb_semapho
                                 "The longest current wait for an InnoDB latch.")
 
 # --- the load -----------------------------------------------------------------------------------
-QUERIES = Signal("queries", rate(mysqld("mysql_global_status_queries")), "qps",
+QUERIES = Signal("queries", rate(mysqld("mysql_global_status_queries")), "count:queries/s",
                  "Statements per second (mysqld_exporter).")

@@ -187,7 +187,7 @@ def test_compare_offers_the_offsets_people_compare():
 # What a query's value measures, from the metric names: seconds, bytes, a count, per second of each,
 # or a ratio of like to like. A query that the name cannot tell declares it (Query.dimension).
 UNITS = {"s": {"s"}, "bytes": {"bytes"}, "bytes/s": {"Bps"}, "s/s": {"percentunit"}, "count": {"short", "none"},
-         "count/s": {"ops", "pps", "iops", "qps", "short"}, "ratio": {"percentunit"}}
+         "count/s": {"ops", "iops", "count:pages/s", "count:queries/s", "short"}, "ratio": {"percentunit"}}
 
 
 def dimension(e) -> str | None:
