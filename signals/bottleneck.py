@@ -205,7 +205,9 @@ def latch_state(cfg: dict) -> Expr:
     scrapes = _per_instance(count_over_time(s.SERVER_UP.series))
     waiting = topk_by(INSTANCE, 1, binary(sum_by(("instance", "latch"), sum_over_time(
         innodb("innodb_semaphore_waiting_threads"))), "/", scrapes, "on (instance) group_left ()"))
-    contended = binary((timed > threshold) * 0 + 1, "or", (waiting > threshold) * 0 + 1, BY_INSTANCE)
+    # From the threshold on, as the runbook and innodb-exporter parse judge it ("at least one thread").
+    contended = binary(binary(timed, ">=", threshold) * 0 + 1, "or", binary(waiting, ">=", threshold) * 0 + 1,
+                       BY_INSTANCE)
     # Measured where any latch is timed, or where the server keeps a sync array (MySQL, MariaDB < 10.6).
     measured = (_per_instance(innodb("innodb_latch_wait_seconds_total")) * 0
                 | _per_instance(innodb("innodb_semaphore_os_wait_reservations_total")) * 0)
