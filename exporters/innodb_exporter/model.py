@@ -307,6 +307,22 @@ PURGE_DELAY_MARIADB = Provider(
     status_names=("Innodb_history_list_length",),
     variable_names=("innodb_max_purge_lag", "innodb_max_purge_lag_delay"))
 
+_PURGE_DELAY_COUNTER = counter("purge_dml_delay_usec", "MySQL" + OFF, 1e6)
+
+
+def _purge_delay_mysql(s: Snapshot):
+    """MySQL sets purge_dml_delay_usec only while innodb_max_purge_lag is set (trx0purge.cc), and keeps the
+    last delay after it is set back to 0, when no DML is delayed."""
+    delay = _PURGE_DELAY_COUNTER.get(s)
+    if delay and _number((s.variables or {}).get("innodb_max_purge_lag")) == 0:
+        return 0.0
+    return delay
+
+
+PURGE_DELAY_MYSQL = Provider(
+    InnodbMetrics.name, "`purge_dml_delay_usec`, 0 while `innodb_max_purge_lag` is 0", "MySQL" + OFF,
+    _purge_delay_mysql, variable_names=("innodb_max_purge_lag",), counter_names=("purge_dml_delay_usec",))
+
 SEMAPHORE_WAITS = "SEMAPHORES '--Thread … has waited at …' entries"
 INSTANCES = "INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"
 REDO_COMPUTED = "computed from the REDO settings (docs/redo-model.md)"
@@ -488,8 +504,7 @@ METRICS: tuple[Metric, ...] = (
                    "TRANSACTIONS 'Trx id counter' − 'Purge done for'", ALL_FLAVORS, _minus)), headline=True),
     gauge("innodb_purge_dml_delay_seconds", "seconds",
           "Current delay imposed on each DML row operation because of purge lag (innodb_max_purge_lag).",
-          one(PURGE_DELAY_MARIADB,
-              counter("purge_dml_delay_usec", "MySQL" + OFF + "; stale while innodb_max_purge_lag is 0 before 9.x", 1e6)),
+          one(PURGE_DELAY_MARIADB, PURGE_DELAY_MYSQL),
           headline=True),
     counter_metric("innodb_purge_undo_log_pages_total", "", "Undo log pages purged (purge progress).",
                    one(counter("purge_undo_log_pages", ALL_FLAVORS + OFF)), headline=True),

@@ -73,3 +73,22 @@ def test_values_at_the_edges_are_written_as_prometheus_client_writes_them():
     exposed = [family.build([((str(i),), value) for i, value in enumerate(EDGE_VALUES)])]
     for accept in ("", OPENMETRICS):
         assert exposition.render(exposed, accept)[0] == reference(exposed, accept)
+
+
+def test_the_dml_delay_mysql_keeps_after_max_purge_lag_is_set_back_to_0_is_no_delay():
+    """MySQL stops updating purge_dml_delay_usec once innodb_max_purge_lag is 0: the delay it kept is no
+    longer applied, and InnoDBPurgeDMLDelay must end."""
+    from innodb_exporter import model
+    from innodb_exporter.server import ServerInfo
+    from innodb_exporter.snapshot import Snapshot
+    from innodb_exporter.sources.innodb_metrics import Counter
+
+    def delay(lag):
+        snapshot = Snapshot(server=ServerInfo("mysql", (8, 4, 3)), variables={"innodb_max_purge_lag": lag},
+                            counters={"purge_dml_delay_usec": Counter("purge_dml_delay_usec", "purge", 2500,
+                                                                      "value", "", True)})
+        values = {metric.name: samples for metric, samples in model.evaluate(snapshot)}
+        return values["innodb_purge_dml_delay_seconds"]
+
+    assert delay("100000") == [((), 0.0025)]
+    assert delay("0") == [((), 0.0)]
