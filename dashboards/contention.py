@@ -58,6 +58,7 @@ LONGEST_WAIT = View(
     f"wait; InnoDBSemaphoreWaitLong warns at {CONFIG['semaphore_wait_warning_seconds']} s and pages at "
     f"{CONFIG['semaphore_wait_critical_seconds']} s.",
     steps=((CONFIG["semaphore_wait_warning_seconds"], ORANGE), (CONFIG["semaphore_wait_critical_seconds"], RED)),
+    no_data_on_mariadb=NO_SYNC_ARRAY, no_value="No data on MariaDB 10.6+: no sync array",
     min=0, soft_max=1,
 )
 SPINS = View(

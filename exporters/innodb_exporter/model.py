@@ -231,9 +231,13 @@ def _semaphore_waiting(s: Snapshot) -> list[Sample]:
     return [((latch,), float(n)) for latch, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-def _semaphore_longest(s: Snapshot) -> list[Sample]:
+def _semaphore_longest(s: Snapshot) -> float | None:
+    """None where the server keeps no sync array (MariaDB 10.6+ prints an empty SEMAPHORES section): a 0
+    there would read as "no long wait" where nothing is measured, and the alert on it could never fire."""
     sem = _semaphores(s)
-    return [] if sem is None else [((), max((w.seconds for w in sem.waits), default=0.0))]
+    if sem is None or (sem.reservation_count is None and not sem.waits):
+        return None
+    return max((w.seconds for w in sem.waits), default=0.0)
 
 
 def _spin(attribute: str):
@@ -526,7 +530,8 @@ METRICS: tuple[Metric, ...] = (
           "created (file:line).", Derived(_semaphore_waiting, SEMAPHORE_WAITS), ("latch",), headline=True),
     gauge("innodb_semaphore_longest_wait_seconds", "seconds",
           "Longest current semaphore wait (InnoDB aborts the server when one reaches 600 s).",
-          Derived(_semaphore_longest, "SEMAPHORES '… for N seconds the semaphore'"), headline=True),
+          one(Provider(EngineInnodbStatus.name, "SEMAPHORES '… for N seconds the semaphore'", NO_SYNC_ARRAY,
+                       _semaphore_longest)), headline=True),
     counter_metric("innodb_semaphore_os_wait_reservations_total", "", "OS wait array reservations (SEMAPHORES).",
                    one(text("semaphores", ("reservation_count",), "SEMAPHORES 'reservation count'", NO_SYNC_ARRAY))),
     counter_metric("innodb_semaphore_os_wait_signals_total", "", "OS wait array signals (SEMAPHORES).",

@@ -316,7 +316,8 @@ def test_forged_values_reach_no_metric_and_no_error():
                   FORGED["400 digits"] + "\n" + FORGED["semaphores"])
     exposition = offline.render(offline.parse_text(text)).decode()
     assert "attacker_was_here" not in exposition and "9" * 25 not in exposition
-    assert "innodb_semaphore_longest_wait_seconds 0.0" in exposition
+    # MariaDB 10.6+ has no sync array: the forged wait is not read, and the longest wait is not measured.
+    assert "innodb_semaphore_longest_wait_seconds " not in exposition
 
 
 # --- bounded numbers and expressions that cannot backtrack -------------------------------------
