@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from signals import innodb as s
-from signals.promql import innodb, label_replace, mysqld, rate, top_over_range, total
+from signals.promql import innodb, mysqld, rate, top_over_range, total
 
 from .common import CONFIG, GREEN, ORANGE, RED, Query, View, dashboard, panel
 
@@ -11,13 +11,13 @@ UID = "innodb-contention"
 TITLE = "InnoDB / Contention"
 NO_SYNC_ARRAY = "MariaDB 10.6+ replaced the sync array; its SEMAPHORES section lists no waits or spins."
 TOP = 10
-NOT_TIMED = "No data: performance_schema times no InnoDB latch (instruments wait/synch/%/innodb/% off)"
+NOT_TIMED = ("No data: performance_schema is OFF (MariaDB's default), or times no InnoDB latch (instruments "
+             "wait/synch/%/innodb/% off)")
 
 
 def _top_latches(metric: str):
-    """The latches that rank highest over the whole range; the exporter's rest-of-latches bucket is named so."""
-    top = top_over_range(TOP, innodb(metric), ("kind", "name"))
-    return label_replace(top, "name", "all other latches", "name", "other")
+    """The latches that rank highest over the whole range (the exporter exports every instrument)."""
+    return top_over_range(TOP, innodb(metric), ("kind", "name"))
 
 
 LATCH_TIME = View(
@@ -95,8 +95,9 @@ NOT_TIMED_COUNT = View(
     "none",
     "InnoDB latch instruments (wait/synch/%/innodb/%) that performance_schema does not time, all kinds "
     "together: their latches are missing from the top 10 panels. Healthy: 0. Turn them on with "
-    "performance_schema_instrument='wait/synch/%/innodb/%=ON' in my.cnf (MariaDB has them off by default).",
-    kind="stat", base=GREEN, steps=((1, ORANGE),),
+    "performance_schema_instrument='wait/synch/%/innodb/%=ON' in my.cnf (MariaDB has them off by default). "
+    "No data where performance_schema itself is OFF (MariaDB's default): turning it on takes a restart.",
+    kind="stat", base=GREEN, steps=((1, ORANGE),), no_value="performance_schema OFF",
 )
 
 VIEWS = (LATCH_TIME, LATCH_COUNT, SEMAPHORES, LONGEST_WAIT, SPINS, ROW_LOCKS, MUTEX, NOT_TIMED_COUNT)

@@ -24,7 +24,9 @@ PROGRESS = View(
      Query(deriv(s.HISTORY_LENGTH.series), "history change/s")),
     "short",
     "Undo pages purged per second, and how fast the history list changes (records per second). Healthy: purge "
-    "always progresses (document 004) and the history change hovers around zero.",
+    "always progresses (document 004) and the history change hovers around zero. Alert: InnoDBPurgeStalled. "
+    "The purged pages need the INNODB_METRICS counter purge_undo_log_pages, off on stock servers "
+    "(innodb_monitor_enable=purge_undo_log_pages, or the exporter's --innodb_metrics.enable).",
 )
 LAG = View(
     "Purge lag in transactions",
