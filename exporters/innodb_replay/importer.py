@@ -32,6 +32,25 @@ from .bundle import BundleError, BundleReader, Chunk, Contents, Manifest
 from .terminal import printable
 
 RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheus/prometheus.yml)
+# The sample spacing the replay's windows assume: the Replay data source's scrape interval
+# (provisioning/grafana/datasources/prometheus.yml), from which Grafana sizes $__rate_interval.
+REPLAY_SCRAPE_INTERVAL_S = 15
+
+
+def sparse_samples_note(window_ms: int, samples: int, series: int) -> str | None:
+    """What to do when a bundle's samples are further apart than the replay's windows expect (a recording
+    with --interval 60, an export from a Prometheus that scrapes every minute): its rate panels and the
+    recording rules' one-minute windows would be empty. None when they are close enough."""
+    per_series = samples / series if series else 0
+    if per_series < 2:
+        return None
+    spacing = window_ms / 1000 / (per_series - 1)
+    if spacing <= REPLAY_SCRAPE_INTERVAL_S * 1.5:
+        return None
+    return (f"the bundle's samples are about {spacing:.0f}s apart, and the replay's windows expect "
+            f"{REPLAY_SCRAPE_INTERVAL_S}s: set the Replay data source's scrape interval to {spacing:.0f}s in Grafana "
+            "(Connections, Data sources, Replay), or its rate panels stay empty; the bottleneck timeline, whose "
+            "rules take one-minute windows, stays empty too")
 
 
 class ReplayImportError(Exception):

@@ -15,7 +15,8 @@ import yaml
 
 from innodb_replay import cli, limits, links
 from innodb_replay.bundle import BundleReader, BundleWriter, Manifest, series_key
-from innodb_replay.importer import RULES_INTERVAL_S, ReplayImportError, import_bundle, most_blocks, plan_runs
+from innodb_replay.importer import (REPLAY_SCRAPE_INTERVAL_S, RULES_INTERVAL_S, ReplayImportError, import_bundle,
+                                    most_blocks, plan_runs, sparse_samples_note)
 from innodb_replay.manifest import Chunk
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from stack.native import Settings, Stack
@@ -177,3 +178,18 @@ def test_rules_are_computed_at_the_stack_s_evaluation_interval():
     with open(os.path.join(ROOT, "provisioning", "prometheus", "prometheus.yml")) as f:
         interval = yaml.safe_load(f)["global"]["evaluation_interval"]
     assert interval == f"{RULES_INTERVAL_S}s"
+
+
+def test_samples_further_apart_than_the_replay_windows_get_a_note_saying_what_to_set():
+    hour = 3_600_000
+    assert sparse_samples_note(hour, 100 * 721, 100) is None  # every 5 s
+    assert sparse_samples_note(hour, 100 * 241, 100) is None  # every 15 s
+    note = sparse_samples_note(hour, 100 * 61, 100)  # every minute
+    assert note is not None and "about 60s apart" in note and "scrape interval to 60s" in note
+    assert sparse_samples_note(hour, 0, 0) is None
+
+
+def test_the_note_and_the_replay_data_source_assume_the_same_spacing():
+    with open(os.path.join(ROOT, "provisioning", "grafana", "datasources", "prometheus.yml"), encoding="utf-8") as f:
+        sources = {s["uid"]: s for s in yaml.safe_load(f)["datasources"]}
+    assert sources["innodb-replay"]["jsonData"]["timeInterval"] == f"{REPLAY_SCRAPE_INTERVAL_S}s"
