@@ -26,6 +26,7 @@ from signals import innodb as s
 from signals.promql import avg_over_time, changes, deriv, increase, max_without, min_over_time
 
 INNODB = "{{ $labels.instance }}"
+FLUSH_AGE_IS = "the modified age; on MariaDB 10.5+ the checkpoint age"
 RECORDED = (s.CHECKPOINT_AGE_RATIO, s.CHECKPOINT_ASYNC_RATIO, s.CHECKPOINT_SYNC_RATIO, s.REDO_WRITTEN,
             s.PAGES_FLUSHED, s.FLUSH_PAGES, s.FREE_PAGE_WAITS, s.LRU_GET_FREE_LOOPS, s.PURGE_PAGES,
             s.DIRTY_PAGES_RATIO, s.REDO_FSYNC_LATENCY)
@@ -124,14 +125,17 @@ def alerting_groups(cfg):
             lambda severity, threshold: (
                 f"Checkpoint age on {INNODB} is {{{{ $value | humanizePercentage }}}} of the max checkpoint age "
                 f"({severity} above {threshold:.0%}). {checkpoint_tail[severity]}")),
+        # The names say checkpoint age, as operators know the points; the age compared is InnoDB's own.
         alert(cfg, "InnoDBCheckpointAgePastSyncPoint", s.CHECKPOINT_SYNC_RATIO.recorded(cfg) > 1, cfg["sync_point_for"],
-              "warning", "Checkpoint age is past the sync flush point.",
-              f"Checkpoint age on {INNODB} is {{{{ $value | humanize }}}} times the sync flush point: user threads flush "
-              "pages synchronously and transactions slow down."),
+              "warning", "The REDO age is past the sync flush point.",
+              f"The REDO age InnoDB compares with the flush points ({FLUSH_AGE_IS}) on {INNODB} is "
+              "{{ $value | humanize }} times the sync flush point: user threads flush pages synchronously and "
+              "transactions slow down."),
         alert(cfg, "InnoDBCheckpointAgePastAsyncPoint", s.CHECKPOINT_ASYNC_RATIO.recorded(cfg) > 1,
-              cfg["async_point_for"], "info", "Checkpoint age is past the async flush point.",
-              f"Checkpoint age on {INNODB} has been past the async flush point for {cfg['async_point_for']} "
-              "({{ $value | humanize }} times it): adaptive flushing runs at its most aggressive."),
+              cfg["async_point_for"], "info", "The REDO age is past the async flush point.",
+              f"The REDO age InnoDB compares with the flush points ({FLUSH_AGE_IS}) on {INNODB} has been past the "
+              f"async flush point for {cfg['async_point_for']} ({{{{ $value | humanize }}}} times it): adaptive "
+              "flushing runs at its most aggressive."),
     ]
     window = cfg["alert_rate_window"]
     groups["innodb.flushing"] = [

@@ -34,15 +34,17 @@ AGE_RATIO = View(
     steps=((CONFIG["checkpoint_age_warning_ratio"], ORANGE), (CONFIG["checkpoint_age_critical_ratio"], RED)),
     min=0, max=1,
 )
-MODIFIED_AGE = View(
-    "Modified age against the flush points",
-    (Query(innodb("innodb_redo_modified_age_bytes"), "modified age (LSN − oldest dirty page)"),
+FLUSH_AGE = View(
+    "REDO age against the flush points",
+    (Query(s.FLUSH_AGE, "age compared (modified age; checkpoint age on MariaDB 10.5+)"),
+     Query(innodb("innodb_redo_modified_age_bytes"), "modified age (LSN − oldest dirty page)"),
      Query(s.CHECKPOINT_ASYNC, "async flush point", limit=True, color=YELLOW),
      Query(s.CHECKPOINT_SYNC, "sync flush point", limit=True, color=ORANGE)),
     "bytes",
-    "The age of the oldest unflushed change, which InnoDB compares with the async and sync points to decide "
-    "how hard to flush. Healthy: well under the async point; a saw-tooth that touches it means flushing "
-    "only catches up under pressure.",
+    "The age InnoDB compares with the async and sync points to decide how hard to flush: the age of the oldest "
+    "unflushed change on MySQL, the checkpoint age on MariaDB 10.5+ (the modified age is drawn too). Healthy: "
+    "well under the async point; a saw-tooth that touches it means flushing only catches up under pressure. "
+    "Alerts: InnoDBCheckpointAgePastAsyncPoint, InnoDBCheckpointAgePastSyncPoint.",
     min=0,
 )
 FLUSH_RATE = View(
@@ -88,7 +90,7 @@ STALLS = View(
     min=0, soft_max=1,
 )
 
-VIEWS = (AGE_LIMITS, AGE_RATIO, MODIFIED_AGE, FLUSH_RATE, WHO_REQUESTS, FLUSH_TIME, STALLS)
+VIEWS = (AGE_LIMITS, AGE_RATIO, FLUSH_AGE, FLUSH_RATE, WHO_REQUESTS, FLUSH_TIME, STALLS)
 
 
 def build():
@@ -96,5 +98,5 @@ def build():
                   "Checkpoint age against its limits, and whether flushing follows the REDO (documents 003, 004).")
     d = d.with_panel(panel(AGE_LIMITS, 16)).with_panel(panel(AGE_RATIO, 8))
     d = d.with_panel(panel(FLUSH_RATE)).with_panel(panel(WHO_REQUESTS))
-    d = d.with_panel(panel(MODIFIED_AGE)).with_panel(panel(FLUSH_TIME, 6)).with_panel(panel(STALLS, 6))
+    d = d.with_panel(panel(FLUSH_AGE)).with_panel(panel(FLUSH_TIME, 6)).with_panel(panel(STALLS, 6))
     return d

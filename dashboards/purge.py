@@ -25,8 +25,8 @@ PROGRESS = View(
     "short",
     "Undo pages purged per second, and how fast the history list changes (records per second). Healthy: purge "
     "always progresses (document 004) and the history change hovers around zero. Alert: InnoDBPurgeStalled. "
-    "The purged pages need the INNODB_METRICS counter purge_undo_log_pages, off on stock servers "
-    "(innodb_monitor_enable=purge_undo_log_pages, or the exporter's --innodb_metrics.enable).",
+    "The purged pages need the INNODB_METRICS counter purge_undo_log_pages, off on stock servers: "
+    "provisioning/mysql/monitoring.cnf enables it, or the exporter's --innodb_metrics.enable.",
 )
 LAG = View(
     "Purge lag in transactions",

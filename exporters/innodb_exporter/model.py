@@ -344,16 +344,38 @@ def _minus(a, b):
     return a - b
 
 
+CHECKPOINT_AGE = one(status("Innodb_checkpoint_age", MARIADB_PERCONA),
+                     status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
+                     text("log", ("checkpoint_age",), "LOG 'Checkpoint age'", "Percona Server, XtraDB"),
+                     text("log", ("lsn", "last_checkpoint_lsn"), "LOG 'Log sequence number' − 'Last checkpoint at'",
+                          ALL_FLAVORS, _minus),
+                     counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF))
+MODIFIED_AGE = one(text("log", ("modified_age",), "LOG 'Modified age'", "Percona Server 5.7, XtraDB"),
+                   text("log", ("lsn", "pages_flushed_lsn"), "LOG 'Log sequence number' − 'Pages flushed up to'",
+                        ALL_FLAVORS, _minus))
+
+
+def _flush_age(s: Snapshot) -> float | None:
+    """The age InnoDB compares with the async and sync flush points. MariaDB 10.5+ compares checkpoint age
+    (mtr_t's log_close); MySQL, Percona Server and older MariaDB the modified age, LSN minus the oldest
+    unflushed change (log_checkpoint_margin, the page cleaner's flush recommendation), which is smaller."""
+    if s.server is None:
+        return None
+    checkpoint = s.server.flavor == "mariadb" and s.server.version >= (10, 5, 0)
+    samples = (CHECKPOINT_AGE if checkpoint else MODIFIED_AGE).samples(s)
+    return samples[0][1] if samples else None
+
+
+FLUSH_AGE = Provider(
+    EngineInnodbStatus.name, "checkpoint age (MariaDB 10.5+) or modified age (else), as above", ALL_FLAVORS,
+    _flush_age, status_names=tuple(n for p in CHECKPOINT_AGE.providers() for n in p.status_names),
+    counter_names=tuple(n for p in CHECKPOINT_AGE.providers() for n in p.counter_names))
+
 METRICS: tuple[Metric, ...] = (
     # --- REDO and checkpoint age ---------------------------------------------------------------
     gauge("innodb_checkpoint_age_bytes", "bytes",
           "Current LSN minus the last checkpoint LSN: REDO that crash recovery would have to apply.",
-          one(status("Innodb_checkpoint_age", MARIADB_PERCONA),
-              status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
-              text("log", ("checkpoint_age",), "LOG 'Checkpoint age'", "Percona Server, XtraDB"),
-              text("log", ("lsn", "last_checkpoint_lsn"), "LOG 'Log sequence number' − 'Last checkpoint at'",
-                   ALL_FLAVORS, _minus),
-              counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF)), headline=True),
+          CHECKPOINT_AGE, headline=True),
     gauge("innodb_checkpoint_age_max_bytes", "bytes",
           "The server's hard limit for checkpoint age: above it InnoDB flushes synchronously and writers wait.",
           one(status("Innodb_checkpoint_max_age", MARIADB_PERCONA),
@@ -394,10 +416,11 @@ METRICS: tuple[Metric, ...] = (
           one(_lsn("pages_flushed_lsn", "Pages flushed up to"),
               counter("log_lsn_buf_pool_oldest", "MySQL 5.7, MariaDB" + OFF))),
     gauge("innodb_redo_modified_age_bytes", "bytes",
-          "Current LSN minus the oldest unflushed modification: the age the async and sync flush points apply to.",
-          one(text("log", ("modified_age",), "LOG 'Modified age'", "Percona Server 5.7, XtraDB"),
-              text("log", ("lsn", "pages_flushed_lsn"), "LOG 'Log sequence number' − 'Pages flushed up to'",
-                   ALL_FLAVORS, _minus))),
+          "Current LSN minus the oldest unflushed modification: the age MySQL compares with the async and sync "
+          "flush points.", MODIFIED_AGE),
+    gauge("innodb_redo_flush_age_bytes", "bytes",
+          "The age InnoDB compares with the async and sync flush points: the modified age on MySQL, Percona "
+          "Server and MariaDB before 10.5, the checkpoint age on MariaDB 10.5+.", one(FLUSH_AGE), headline=True),
     counter_metric("innodb_redo_written_bytes_total", "bytes", "Bytes written to the REDO log.",
                    one(status("Innodb_os_log_written", ALL_FLAVORS), counter("os_log_bytes_written", ALL_FLAVORS)),
                    headline=True),
