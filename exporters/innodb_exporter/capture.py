@@ -316,6 +316,15 @@ class CaptureService:
         return None
 
     def _capture(self, target, instance: str, alerts: list[dict], capture_id: str, started: float) -> None:
+        try:
+            self._take(target, instance, alerts, capture_id, started)
+        except Exception:  # the store could not start it, or could not say so: the next page still gets one
+            log.exception("capture %s failed", capture_id)
+        finally:
+            with self._mu:
+                self._history[target.settings.address].running = False
+
+    def _take(self, target, instance: str, alerts: list[dict], capture_id: str, started: float) -> None:
         settings = self.settings
         deadline = time.monotonic() + settings.deadline
         partial = self.store.start(capture_id)
@@ -345,8 +354,6 @@ class CaptureService:
                 shutil.rmtree(partial, ignore_errors=True)
                 log.warning("capture %s dropped: the store's budget (%d bytes) cannot hold it", capture_id,
                             self.settings.max_bytes)
-            with self._mu:
-                self._history[target.settings.address].running = False
 
     def _snapshot(self, target, partial: str, number: int, deadline: float, manifest: dict) -> list[str]:
         files = []
@@ -383,8 +390,8 @@ class CaptureService:
 def _firing_alerts(body: bytes) -> list[dict]:
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CaptureError(f"the body is not JSON: {exc}") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nesting past the stack
+        raise CaptureError(f"the body is not JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict) or not isinstance(data.get("alerts"), list):
         raise CaptureError("not an Alertmanager webhook: no 'alerts' list")
     alerts = []
@@ -392,7 +399,10 @@ def _firing_alerts(body: bytes) -> list[dict]:
         if not isinstance(alert, dict) or not isinstance(alert.get("labels"), dict):
             raise CaptureError("an alert without a 'labels' mapping")
         if alert.get("status", data.get("status")) == "firing":
-            alerts.append(alert)
+            # Alertmanager's label values are strings; any other value is kept as its JSON text, so that an
+            # instance of 3306 or ["x"] is refused as no server this exporter scrapes, and a name sorts.
+            labels = {str(k): v if isinstance(v, str) else json.dumps(v)[:200] for k, v in alert["labels"].items()}
+            alerts.append({**alert, "labels": labels})
     return alerts
 
 
