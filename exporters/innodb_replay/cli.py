@@ -224,7 +224,8 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
         if args.command == "export":
-            captures = Endpoint.parse(args.captures.rstrip("/"), args.captures_password_file) if args.captures else None
+            captures = (Endpoint.parse(args.captures.rstrip("/"), args.captures_password_file, "--captures-password-file")
+                        if args.captures else None)
             result = export(args.prometheus, parse_time(args.start), parse_time(args.end), args.out,
                             args.selector, args.chunk_samples, progress=not args.quiet, captures=captures)
             m = result.manifest

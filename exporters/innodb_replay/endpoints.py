@@ -27,14 +27,18 @@ class Endpoint:
     authorization: str | None = field(default=None, repr=False)
 
     @classmethod
-    def parse(cls, text: str, password_file: str | None = None) -> "Endpoint":
+    def parse(cls, text: str, password_file: str | None = None, password_flag: str | None = None) -> "Endpoint":
         """``http(s)://[user[:password]@]host[:port]/path``; a user without a password takes the password
-        from ``password_file`` (its first line), so that it stays off the command line."""
+        from ``password_file`` (its first line, given with ``password_flag``), so that it stays off the
+        command line."""
         try:
             parts = urllib.parse.urlsplit(text)
             parts.port  # noqa: B018 - raises ValueError on a port that is not a number
         except ValueError:
             raise EndpointError(f"{_without_userinfo(text)} is not a URL") from None
+        if "@" in parts.path:  # a password's '/' ends the authority early: the rest would be sent and shown
+            raise EndpointError(f"{_without_userinfo(text)}: an '@' after the host; percent-encode a '/' in the "
+                                "password as %2F (and an '@' as %40)")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise EndpointError(f"{_without_userinfo(text)} is not an http:// or https:// URL")
         netloc = parts.netloc.rpartition("@")[2]
@@ -46,8 +50,10 @@ class Endpoint:
             password = urllib.parse.unquote(parts.password)
         elif password_file:
             password = _first_line(password_file)
+        elif password_flag:
+            raise EndpointError(f"{url}: a user without a password: add {password_flag}")
         else:
-            raise EndpointError(f"{url}: a user without a password: add --target-password-file")
+            raise EndpointError(f"{url}: a user without a password: give user:password@, percent-encoded")
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         return cls(url, f"Basic {token}")
 
@@ -79,11 +85,12 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def _without_userinfo(text: str) -> str:
+    """The URL fit for a message: everything up to its last '@' left out (a password may hold a '/', which
+    ends the authority where a parser looks)."""
     scheme, sep, rest = text.partition("://")
     if not sep:
         return "the URL"
-    authority, slash, path = rest.partition("/")
-    return f"{scheme}://{authority.rpartition('@')[2]}{slash}{path}"
+    return f"{scheme}://{rest.rpartition('@')[2]}"
 
 
 def _first_line(path: str) -> str:

@@ -53,7 +53,7 @@ class Target:
             raise RecordError(f"--target {printable(job or text, 40)}=…: expected JOB=URL, "
                               "e.g. innodb=http://127.0.0.1:9207/metrics")
         try:
-            return cls(job, Endpoint.parse(url, password_file))
+            return cls(job, Endpoint.parse(url, password_file, "--target-password-file"))
         except EndpointError as exc:
             raise RecordError(f"--target {printable(job, 40)}: {exc}") from None
 

@@ -127,11 +127,14 @@ def test_a_user_without_a_password_is_a_clear_error(tmp_path, exporter):
 
 
 @pytest.mark.parametrize("url", ["http://u:pw-secret@host:notaport/metrics", "ftp://u:pw-secret@host/x",
-                                 "http://u:pw-secret@/metrics"])
+                                 "http://u:pw-secret@/metrics",
+                                 # a '/' in the password ends the authority where a URL parser looks
+                                 "http://admin:pw/secret@127.0.0.1:19999/metrics",
+                                 "http://admin:9090/pw-secret@127.0.0.1:19999"])
 def test_a_bad_url_is_refused_without_its_password(url):
     with pytest.raises(EndpointError) as error:
         Endpoint.parse(url)
-    assert "pw-secret" not in str(error.value)
+    assert "pw-secret" not in str(error.value) and "secret" not in str(error.value)
 
 
 def test_credentials_never_follow_a_redirect():
