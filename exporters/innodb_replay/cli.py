@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import socket
 import sys
 import tempfile
 
@@ -18,7 +19,7 @@ from . import __version__, limits
 from .bundle import BundleError
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
-from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs,
+from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, serves,
                        sparse_samples_note, wait_ready, write_rules)
 from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url
 from .manifest import iso
@@ -130,13 +131,30 @@ def start_replay_prometheus(data_dir: str, port: int) -> str:
     if not binary:
         raise ReplayImportError("prometheus is not installed (apt-get install prometheus)")
     _check_home(data_dir)
+    _check_port(port)
     os.makedirs(prometheus_home(data_dir), mode=0o755, exist_ok=True)
-    _prometheus_process(data_dir).start(
+    process = _prometheus_process(data_dir)
+    process.start(
         [binary, f"--config.file={os.devnull}", f"--storage.tsdb.path={os.path.abspath(data_dir)}",
          "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}"])
     url = f"http://127.0.0.1:{port}"
-    wait_ready(url)
+    wait_ready(url, alive=lambda: process.pid() is not None)
+    if not serves(url, data_dir):
+        process.stop()
+        raise ReplayImportError(f"the Prometheus answering at {url} does not serve {data_dir}: give --port")
     return url
+
+
+def _check_port(port: int) -> None:
+    """What answers on a taken port would be another Prometheus, with other data."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As Prometheus binds: a port whose last connections still wait out TIME_WAIT is free to it.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise ReplayImportError(f"127.0.0.1:{port} is in use (another replay Prometheus?): give --port, or "
+                                    "stop what listens there") from None
 
 
 def stop_replay_prometheus(data_dir: str) -> bool:
@@ -181,6 +199,7 @@ def _import(args) -> None:
     index = find_index(args.dashboards_index)
     if not args.no_start:
         _check_home(args.data_dir)
+        _check_port(args.port)
     result = import_bundle(args.bundle, args.data_dir, args.promtool_timeout)
     url = None
     if not args.no_start:

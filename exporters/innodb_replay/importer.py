@@ -243,9 +243,13 @@ def backfill_rules(prometheus_url: str, rules_file: str, manifest: Manifest, dat
     return len(blocks)
 
 
-def wait_ready(prometheus_url: str, timeout: float = 60) -> None:
+def wait_ready(prometheus_url: str, timeout: float = 60, alive=lambda: True) -> None:
+    """Until the Prometheus answers ready; ``alive`` says whether the process that should answer still runs
+    (one that exited, say on a port taken meanwhile, is not waited for)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if not alive():
+            raise ReplayImportError(f"the replay Prometheus for {prometheus_url} exited: its log says why")
         try:
             with urllib.request.urlopen(prometheus_url + "/-/ready", timeout=2) as r:
                 if r.status == 200:
@@ -254,3 +258,14 @@ def wait_ready(prometheus_url: str, timeout: float = 60) -> None:
             pass
         time.sleep(0.5)
     raise ReplayImportError(f"the replay Prometheus at {prometheus_url} did not become ready in {timeout:.0f}s")
+
+
+def serves(prometheus_url: str, data_dir: str) -> bool:
+    """Whether the Prometheus at the URL keeps its TSDB in ``data_dir`` (its flags say)."""
+    try:
+        with urllib.request.urlopen(prometheus_url + "/api/v1/status/flags", timeout=5) as r:
+            flags = json.load(r).get("data", {})
+    except (OSError, ValueError):
+        return False
+    path = flags.get("storage.tsdb.path", "") if isinstance(flags, dict) else ""
+    return os.path.abspath(str(path)) == os.path.abspath(data_dir)

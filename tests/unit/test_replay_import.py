@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import time
@@ -193,3 +194,17 @@ def test_the_note_and_the_replay_data_source_assume_the_same_spacing():
     with open(os.path.join(ROOT, "provisioning", "grafana", "datasources", "prometheus.yml"), encoding="utf-8") as f:
         sources = {s["uid"]: s for s in yaml.safe_load(f)["datasources"]}
     assert sources["innodb-replay"]["jsonData"]["timeInterval"] == f"{REPLAY_SCRAPE_INTERVAL_S}s"
+
+
+def test_a_taken_port_stops_the_import_instead_of_linking_to_what_answers_there(tmp_path):
+    """Another replay Prometheus on the port answered ready, and its data was linked as the bundle's."""
+    bundle = str(tmp_path / "b.zip")
+    sound_bundle(bundle)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = replay_command("import", bundle, f"--data-dir={tmp_path / 'data'}", f"--port={port}")
+    assert run.returncode == 1 and f"127.0.0.1:{port} is in use" in run.stderr, run.stderr
+    assert not (tmp_path / "data").exists(), "refused before anything is written"
+    assert cli._prometheus_process(str(tmp_path / "data")).pid() is None
