@@ -48,7 +48,13 @@ class BundleWriter:
         self.path = path
         self.partial = path + ".partial"
         self.manifest = manifest
-        self._zip = zipfile.ZipFile(self.partial, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True)
+        self._sealed = False  # close() wrote the whole bundle: abort() keeps it
+        if os.path.isdir(path):
+            raise BundleError(f"--out {path} is a directory: name the bundle's file")
+        try:
+            self._zip = zipfile.ZipFile(self.partial, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True)
+        except OSError as exc:
+            raise BundleError(f"cannot write {self.partial}: {exc.strerror}") from None
         self._series: set[SeriesKey] = set()
         self._metadata: dict[str, dict] = {}
         self.left_out: set[SeriesKey] = set()  # series import would refuse (names or labels too long)
@@ -98,10 +104,17 @@ class BundleWriter:
         self.manifest.created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self._zip.writestr(MANIFEST, json.dumps(self.manifest.to_json(), indent=1))
         self._zip.close()
-        os.replace(self.partial, self.path)
+        self._sealed = True
+        try:
+            os.replace(self.partial, self.path)
+        except OSError as exc:  # hours of recording are in it: keep it, and say where
+            raise BundleError(f"cannot move the bundle to {self.path} ({exc.strerror}): it is complete in "
+                              f"{self.partial}; move it by hand") from None
         return self.manifest
 
     def abort(self) -> None:
+        if self._sealed:
+            return
         try:
             self._zip.close()
         finally:

@@ -263,6 +263,10 @@ def main(argv=None) -> int:
     except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError) as exc:
         print(f"innodb-replay {args.command}: {printable(exc, 1000)}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a file or directory the command was given: its name, not a traceback
+        where = f" ({printable(exc.filename, 200)})" if exc.filename else ""
+        print(f"innodb-replay {args.command}: {printable(exc.strerror or exc, 200)}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"innodb-replay {args.command}: interrupted; nothing written", file=sys.stderr)
         return 130

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import re
 import time
 import urllib.parse
@@ -86,9 +87,13 @@ def parse_time(text: str, now: float | None = None) -> int:
         offset = int(m.group(1)) * _UNITS[m.group(2)] if m.group(1) else 0
         return int((now - offset) * 1000)
     try:
-        return int(float(text) * 1000)
+        seconds = float(text)
     except ValueError:
         pass
+    else:
+        if not math.isfinite(seconds) or not 0 <= seconds < 1e11:  # float() reads inf and nan too
+            raise ExportError(f"the time {text!r} is not a time")
+        return int(seconds * 1000)
     try:
         parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

@@ -155,3 +155,24 @@ def test_times():
         parse_time("2026-11-21T06:40:00")
     with pytest.raises(ExportError, match="cannot read the time"):
         parse_time("yesterday")
+    for absurd in ("inf", "nan", "-1", "1e400"):  # inf raised OverflowError, a traceback
+        with pytest.raises(ExportError, match="is not a time"):
+            parse_time(absurd)
+
+
+def test_an_out_that_cannot_take_the_bundle_is_refused_before_any_work_or_keeps_the_bundle(tmp_path):
+    """A directory as --out lost a whole recording at the final rename."""
+    with pytest.raises(BundleError, match="is a directory"):
+        BundleWriter(str(tmp_path), Manifest("record", ["innodb=http://h:9207/metrics"], 1000, 2000))
+    with pytest.raises(BundleError, match="cannot write"):
+        BundleWriter(str(tmp_path / "no" / "b.zip"), Manifest("record", ["innodb=http://h:9207/metrics"], 1000, 2000))
+    # The target turned into a directory while recording: the sealed bundle stays in .partial.
+    path = tmp_path / "b.zip"
+    writer = BundleWriter(str(path), Manifest("record", ["innodb=http://h:9207/metrics"], 1000, 2000))
+    writer.add_chunk({series_key("a", {"x": "1"}): [(1000, "1")]}, 1000, 2000)
+    path.mkdir()
+    (path / "occupied").write_text("")
+    with pytest.raises(BundleError, match="it is complete in"):
+        writer.close()
+    writer.abort()
+    assert BundleReader(str(path) + ".partial").verify().samples == 1
