@@ -15,12 +15,12 @@ import tempfile
 from innodb_exporter import config
 from innodb_exporter.connection import ConnectionSettings
 
-from . import __version__, limits
+from . import __version__, limits, links
 from .bundle import BundleError
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
-from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, serves,
-                       sparse_samples_note, wait_ready, write_rules)
+from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, read_rules,
+                       serves, sparse_samples_note, wait_ready, write_rules)
 from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url
 from .manifest import iso
 from .processes import Process
@@ -31,7 +31,8 @@ DEFAULT_REPLAY_DIR = os.path.join(".stack", "replay")
 HOME_SUFFIX = ".prometheus"  # the replay Prometheus' pid file and log: a directory of its own beside the data
 HOME_FILES = {"prometheus.pid", "prometheus.log"}
 # The stack's recording rules: those the bundle lacks are computed for its window.
-DEFAULT_RULES = (os.path.join("alerts", "rules", "recording.yml"), os.path.join("alerts", "rules", "bottleneck.yml"))
+# The stack's rules, from the checkout this runs from (as the dashboards' index): not from the working directory.
+DEFAULT_RULES = tuple(os.path.join(links.CHECKOUT, "alerts", "rules", name) for name in ("recording.yml", "bottleneck.yml"))
 
 
 def _positive(text: str) -> float:
@@ -89,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="only write the blocks (e.g. for the compose profile `replay`)")
     i.add_argument("--rules", action="append", metavar="FILE",
                    help="a rule file whose recording rules are computed where the bundle lacks their series "
-                        f"(repeatable; default {' and '.join(DEFAULT_RULES)})")
+                        "(repeatable; default: alerts/rules/recording.yml and bottleneck.yml of the checkout)")
     i.add_argument("--grafana", default="http://localhost:3000", help="Grafana URL for the printed links")
     i.add_argument("--dashboards-index", metavar="FILE",
                    help="dashboards/index.json naming the dashboards to link (default: the checkout's)")
@@ -197,16 +198,21 @@ def _print_import(result, prometheus_url: str | None, args, index) -> None:
 
 def _import(args) -> None:
     index = find_index(args.dashboards_index)
+    rules = []
     if not args.no_start:
         _check_home(args.data_dir)
         _check_port(args.port)
+        files = args.rules or [f for f in DEFAULT_RULES if os.path.exists(f)]
+        if not files:
+            print("innodb-replay import: no recording rules to compute (no checkout's alerts/rules/ here): give "
+                  "--rules, or the bottleneck timeline stays empty where the bundle lacks its series", file=sys.stderr)
+        rules = read_rules(files)  # before the import: a rule file that cannot be read stops it
     result = import_bundle(args.bundle, args.data_dir, args.promtool_timeout)
     url = None
     if not args.no_start:
         url = start_replay_prometheus(args.data_dir, args.port)
-        files = [f for f in (args.rules or DEFAULT_RULES) if os.path.exists(f)]
         with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as scratch:
-            runs = missing_rule_runs(files, metric_names(url))
+            runs = missing_rule_runs(rules, metric_names(url))
             for number, rules in enumerate(runs, start=1):
                 path = write_rules(rules, os.path.join(scratch, f"run{number}.yml"))
                 blocks = backfill_rules(url, path, result.manifest, args.data_dir, args.promtool_timeout)

@@ -192,15 +192,27 @@ def metric_names(prometheus_url: str) -> set[str]:
         raise ReplayImportError(f"the replay Prometheus at {prometheus_url} did not list its metrics: {exc}") from None
 
 
-def missing_rule_runs(rule_files: list[str], present: set[str]) -> list[list[dict]]:
-    """The recording rules of ``rule_files`` whose output is not in ``present``, in promtool runs: a rule
-    goes into the run after the last rule it reads from (by name: rules that share a name, like the
-    bottleneck's classes, all come before any rule that reads that name)."""
-    pending = []
+def read_rules(rule_files: list[str]) -> list[dict]:
+    """The recording rules of Prometheus rule files; ReplayImportError names a file that is not one."""
+    rules = []
     for path in rule_files:
-        with open(path, encoding="utf-8") as f:
-            pending += [r for g in yaml.safe_load(f)["groups"] for r in g["rules"]
-                        if "record" in r and r["record"] not in present]
+        try:
+            with open(path, encoding="utf-8") as f:
+                groups = yaml.safe_load(f)["groups"]
+            rules += [r for g in groups for r in g["rules"]
+                      if isinstance(r, dict) and isinstance(r.get("record"), str) and isinstance(r.get("expr"), str)]
+        except OSError as exc:
+            raise ReplayImportError(f"--rules {path}: {exc.strerror}") from None
+        except (yaml.YAMLError, UnicodeDecodeError, KeyError, TypeError):
+            raise ReplayImportError(f"--rules {path}: not a Prometheus rule file (groups of rules)") from None
+    return rules
+
+
+def missing_rule_runs(rules: list[dict], present: set[str]) -> list[list[dict]]:
+    """The recording rules whose output is not in ``present``, in promtool runs: a rule goes into the run
+    after the last rule it reads from (by name: rules that share a name, like the bottleneck's classes,
+    all come before any rule that reads that name)."""
+    pending = [r for r in rules if r["record"] not in present]
     runs: list[list[dict]] = []
     while pending:
         def reads_pending(rule):

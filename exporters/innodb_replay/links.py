@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from .manifest import Manifest
 
-CHECKOUT_INDEX = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                              "dashboards", "index.json")
+CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # when run from one
+CHECKOUT_INDEX = os.path.join(CHECKOUT, "dashboards", "index.json")
 
 
 class DashboardIndexError(Exception):
