@@ -54,7 +54,8 @@ SeriesKey = tuple  # (name, ((label, value), ...)) with labels sorted
 
 
 def series_key(name: str, labels: dict[str, str]) -> SeriesKey:
-    return name, tuple(sorted(labels.items()))
+    """One spelling per series, as Prometheus identifies it: labels by name, an empty value the same as none."""
+    return name, tuple(sorted((k, v) for k, v in labels.items() if v != ""))
 
 
 def series_fits(key: SeriesKey) -> bool:
@@ -195,6 +196,10 @@ class ChunkChecker:
             raise self._refuse(f"more than {limits.LABELS} labels")
         if len(names) != len(labels) or any(k.startswith(b"__") for k in names):
             raise self._refuse("a label twice, or a reserved label name")
+        # One spelling per series (what the writers write): spelt twice, it would pass as two series and
+        # import would merge them, dropping samples and the counts printed.
+        if [k for k, _ in labels] != sorted(names) or any(not v for _, v in labels):
+            raise self._refuse("labels not in name order, or a label with an empty value")
         if prefix <= self.family_last:
             raise self._refuse("a series out of order, or whose samples are not together")
         self.family_last = prefix

@@ -394,3 +394,15 @@ def test_innodb_exporter_parse_refuses_a_hostile_bundle_the_same_way(tmp_path):
     assert time.monotonic() - started < MAX_SECONDS
     assert out.returncode == 1 and "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert "ZIP bomb" in out.stderr or "at most" in out.stderr
+
+
+@pytest.mark.parametrize("first, second", [('foo{a="1",b="2"}', 'foo{b="2",a="1"}'), ('foo', 'foo{a=""}')])
+def test_one_series_spelt_twice_is_refused(tmp_path, first, second):
+    """Both spellings passed as two series; import merged them, dropping samples the counts had printed."""
+    samples = [(first, START_MS + 1000, "1"), (first, START_MS + 2000, "2"),
+               (second, START_MS + 1000, "3"), (second, START_MS + 2000, "4")]
+    samples.sort(key=lambda s: s[0])
+    path = tmp_path / "twice.zip"
+    write_bundle(str(path), manifest_for([("samples/000001.om", START_MS, START_MS + 3000, 2, 4)], series=2),
+                 {"samples/000001.om": chunk_text(samples), "metadata.json": b"{}"})
+    assert "labels not in name order, or a label with an empty value" in refused(tmp_path, path)
