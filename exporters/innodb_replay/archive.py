@@ -124,6 +124,9 @@ def _checked_members(path: str, infos: list[zipfile.ZipInfo], archive_size: int)
         raise BundleError(f"{path}: its members claim more bytes than the file has (overlapping members: a ZIP bomb)")
     if decompressed > limits.TOTAL_BYTES:
         raise BundleError(f"{path} would decompress to {decompressed} bytes; at most {limits.TOTAL_BYTES} allowed")
+    if decompressed > limits.TOTAL_RATIO_FLOOR and decompressed > limits.RATIO * max(compressed, 1):
+        raise BundleError(f"{path}: its members claim to decompress {decompressed // max(compressed, 1)} times "
+                          f"their size together (at most {limits.RATIO}): a ZIP bomb")
     return by_name
 
 

@@ -406,3 +406,24 @@ def test_one_series_spelt_twice_is_refused(tmp_path, first, second):
     write_bundle(str(path), manifest_for([("samples/000001.om", START_MS, START_MS + 3000, 2, 4)], series=2),
                  {"samples/000001.om": chunk_text(samples), "metadata.json": b"{}"})
     assert "labels not in name order, or a label with an empty value" in refused(tmp_path, path)
+
+
+def test_many_members_each_under_the_ratio_floor_are_refused_together(tmp_path):
+    """Texts of exactly 1 MiB each pass the per-member ratio: 50,000 of them made 52 GB from 57 MB. Here
+    200 (200 MiB from about 200 KB) show the bound over all members."""
+    sound = str(tmp_path / "sound.zip")
+    sound_bundle(sound)
+    manifest, members = read_members(sound)
+    text = b"0" * limits.RATIO_FLOOR
+    path = tmp_path / "texts-bomb.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
+        for name, data in members.items():
+            if name != "manifest.json":
+                z.writestr(name, data)
+        for i in range(200):
+            name = f"texts/{i:04d}-engine-innodb-status.txt"
+            z.writestr(name, text)
+            manifest["files"][name] = hashlib.sha256(text).hexdigest()
+        z.writestr("manifest.json", json.dumps(manifest))
+    assert os.path.getsize(path) < 1 << 20
+    assert "times their size together" in refused(tmp_path, path)
