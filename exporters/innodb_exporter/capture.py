@@ -44,8 +44,8 @@ if TYPE_CHECKING:  # targets.py imports config.py, which imports this module's s
 log = logging.getLogger("innodb_exporter")
 
 MANIFEST = "capture.json"
-_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[A-Za-z0-9_.-]{1,120}$")
-_FILE_RE = re.compile(r"^[0-9]{1,3}-[a-z-]{1,40}\.(txt|tsv)$")
+ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[A-Za-z0-9_.-]{1,120}$")  # a capture's id (its directory)
+FILE_RE = re.compile(r"^[0-9]{1,3}-[a-z-]{1,40}\.(txt|tsv)$")  # a snapshot's file
 
 CAPTURES = Family("innodb_exporter_captures_total", "counter", "",
                   "Evidence captures taken of this server since the exporter started (POST /capture).")
@@ -167,7 +167,7 @@ class CaptureStore:
         return os.path.basename(final)
 
     def _evict_oldest(self) -> bool:
-        complete = sorted(n for n in os.listdir(self.directory) if _ID_RE.match(n))
+        complete = sorted(n for n in os.listdir(self.directory) if ID_RE.match(n))
         if not complete:
             return False
         shutil.rmtree(os.path.join(self.directory, complete[0]), ignore_errors=True)
@@ -177,7 +177,7 @@ class CaptureStore:
     def list(self) -> list[dict]:
         out = []
         for name in sorted(os.listdir(self.directory), reverse=True):
-            if not _ID_RE.match(name):
+            if not ID_RE.match(name):
                 continue
             try:
                 with open(os.path.join(self.directory, name, MANIFEST), encoding="utf-8") as f:
@@ -188,7 +188,7 @@ class CaptureStore:
 
     def file(self, capture_id: str, name: str) -> bytes | None:
         """A file of a complete capture, by names checked against the store's own (no path from outside)."""
-        if not _ID_RE.match(capture_id) or not (_FILE_RE.match(name) or name == MANIFEST):
+        if not ID_RE.match(capture_id) or not (FILE_RE.match(name) or name == MANIFEST):
             return None
         path = os.path.join(self.directory, capture_id, name)
         try:

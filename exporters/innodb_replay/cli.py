@@ -260,6 +260,9 @@ def main(argv=None) -> int:
             if result.left_out:
                 print(f"innodb-replay export: {result.left_out} series left out: names or labels longer than a "
                       "bundle takes", file=sys.stderr)
+            if result.captures_gone:
+                print(f"innodb-replay export: {result.captures_gone} captures left out: the exporter removed them "
+                      "(its --capture.max-size) before they were read", file=sys.stderr)
         elif args.command == "record":
             return _record(args)
         elif args.command == "import":

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 
 class EndpointError(Exception):
-    def __init__(self, message: str, body: bytes = b""):
+    def __init__(self, message: str, body: bytes = b"", status: int | None = None):
         super().__init__(message)
         self.body = body  # the start of an error answer's body (Prometheus explains there)
+        self.status = status  # the HTTP status of an error answer
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class Endpoint:
         except urllib.error.HTTPError as exc:
             if 300 <= exc.code < 400:
                 raise EndpointError(f"HTTP {exc.code}: a redirect, which is not followed (give the final URL)") from None
-            raise EndpointError(f"HTTP {exc.code} {exc.reason}", exc.read(4096)) from None
+            raise EndpointError(f"HTTP {exc.code} {exc.reason}", exc.read(4096), exc.code) from None
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise EndpointError(str(getattr(exc, "reason", exc))) from None
         if len(body) > limit:

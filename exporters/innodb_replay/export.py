@@ -16,6 +16,8 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 
+from innodb_exporter.capture import FILE_RE, ID_RE, MANIFEST as CAPTURE_MANIFEST
+
 from . import limits
 from .bundle import BundleWriter, Manifest, series_key
 from .endpoints import Endpoint, EndpointError
@@ -109,24 +111,60 @@ class ExportResult:
     seconds: float
     left_out: int  # series import would refuse (a name or labels longer than limits.py allows)
     captures: int = 0  # evidence captures of the window kept as texts
+    captures_gone: int = 0  # listed, then removed by the exporter (its byte budget) before they were read
 
 
-def add_captures(writer: BundleWriter, exporter: Endpoint, start_ms: int, end_ms: int) -> int:
-    """The exporter's evidence captures that started in the window, each file a text of the bundle named
-    ``<capture id>-<file>`` (``innodb-exporter parse BUNDLE`` reads their status texts). Returns how many."""
-    listing = json.loads(exporter.get(30, limits.MANIFEST_BYTES, "/api/captures"))
-    kept = 0
-    for capture in listing.get("captures", []):
+def list_captures(exporter: Endpoint, start_ms: int, end_ms: int) -> list[tuple[str, list[str]]]:
+    """The exporter's evidence captures that started in the window, as (id, files): read and checked before
+    any sample is exported, so that a wrong --captures fails at once."""
+    where = f"--captures {exporter.url}"
+    try:
+        listing = json.loads(exporter.get(30, limits.MANIFEST_BYTES, "/api/captures"))
+    except EndpointError as exc:
+        raise ExportError(f"{where}: {exc}") from None
+    except (ValueError, RecursionError):
+        raise ExportError(f"{where}: /api/captures answered no JSON (is it this exporter?)") from None
+    captures = listing.get("captures") if isinstance(listing, dict) else None
+    if not isinstance(captures, list) or not all(isinstance(c, dict) for c in captures):
+        raise ExportError(f"{where}: /api/captures is not the exporter's list of captures")
+    chosen = []
+    for capture in captures:
         started = _parse_iso_ms(capture.get("started", ""))
         if started is None or not start_ms <= started <= end_ms:
             continue
-        names = [f for snapshot in capture.get("snapshots", []) for f in snapshot.get("files", [])] + ["capture.json"]
-        for name in names:
-            text = exporter.get(30, limits.TEXT_BYTES, f"/captures/{capture['id']}/{name}").decode("utf-8", "replace")
-            if not writer.add_text(f"{capture['id']}-{name}", text):
-                raise ExportError(f"capture {capture['id']}: {name} is larger than import takes")
+        capture_id, snapshots = capture.get("id"), capture.get("snapshots")
+        try:
+            names = [f for snapshot in snapshots for f in snapshot["files"]]
+        except (TypeError, KeyError):
+            names = None
+        # Names become members of the bundle and paths on the exporter: only what an exporter writes.
+        if not (isinstance(capture_id, str) and ID_RE.match(capture_id)) or names is None \
+                or not all(isinstance(n, str) and FILE_RE.match(n) for n in names):
+            raise ExportError(f"{where}: a capture whose id or file names no exporter gives")
+        chosen.append((capture_id, names + [CAPTURE_MANIFEST]))
+    return chosen
+
+
+def add_captures(writer: BundleWriter, exporter: Endpoint, chosen: list[tuple[str, list[str]]]) -> tuple[int, int]:
+    """Each file of the chosen captures, a text of the bundle named ``<capture id>-<file>`` (``innodb-exporter
+    parse BUNDLE`` reads their status texts). Returns (kept, gone): a capture the exporter removed since
+    the listing is left out."""
+    kept = gone = 0
+    for capture_id, names in chosen:
+        texts = []
+        try:
+            for name in names:
+                texts.append((name, exporter.get(30, limits.TEXT_BYTES, f"/captures/{capture_id}/{name}")))
+        except EndpointError as exc:
+            if exc.status == 404:
+                gone += 1
+                continue
+            raise ExportError(f"--captures {exporter.url}: capture {capture_id}: {exc}") from None
+        for name, data in texts:
+            if not writer.add_text(f"{capture_id}-{name}", data.decode("utf-8", "replace")):
+                raise ExportError(f"capture {capture_id}: {name} is larger than import takes")
         kept += 1
-    return kept
+    return kept, gone
 
 
 def _parse_iso_ms(text: str) -> int | None:
@@ -146,6 +184,7 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
                           "export it in parts")
     prometheus = Prometheus(url)
     metadata = prometheus.metadata()  # also proves Prometheus answers before anything is written
+    chosen = list_captures(captures, start_ms, end_ms) if captures is not None else []
     started = time.monotonic()
     writer = BundleWriter(out, Manifest("export", prometheus.url, start_ms, end_ms, selector=selector))
     bar = Progress(end_ms - start_ms, "exporting") if progress else None
@@ -184,9 +223,9 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
             raise ExportError(f"no samples match {selector} between {start_ms / 1000:.0f} and {end_ms / 1000:.0f} "
                               "(wrong window or selector?); nothing written")
         writer.add_metadata(metadata)
-        kept = add_captures(writer, captures, start_ms, end_ms) if captures is not None else 0
+        kept, gone = add_captures(writer, captures, chosen) if captures is not None else (0, 0)
         manifest = writer.close()
     except BaseException:
         writer.abort()
         raise
-    return ExportResult(manifest, time.monotonic() - started, len(writer.left_out), kept)
+    return ExportResult(manifest, time.monotonic() - started, len(writer.left_out), kept, gone)

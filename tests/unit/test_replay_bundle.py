@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import zipfile
@@ -10,6 +11,7 @@ import pytest
 
 from innodb_replay import export as export_module
 from innodb_replay.bundle import BundleError, BundleReader, BundleWriter, Manifest, series_key
+from innodb_replay.endpoints import Endpoint
 from innodb_replay.export import ExportError, parse_time
 from innodb_replay.openmetrics import ChunkChecker, openmetrics_chunk
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
@@ -176,3 +178,74 @@ def test_an_out_that_cannot_take_the_bundle_is_refused_before_any_work_or_keeps_
         writer.close()
     writer.abort()
     assert BundleReader(str(path) + ".partial").verify().samples == 1
+
+
+class CaptureListing:
+    """An HTTP server answering /api/captures with a given body, and 404 for every capture's file."""
+
+    def __init__(self, body: bytes):
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                status, data = (200, body) if self.path == "/api/captures" else (404, b"gone")
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def listing(capture_id="20261120T140501.123Z-db1_3306", files=("1-engine-innodb-status.txt",)) -> bytes:
+    return json.dumps({"captures": [{"id": capture_id, "started": "2026-11-20T14:05:01+00:00",
+                                     "snapshots": [{"number": 1, "files": list(files)}]}]}).encode()
+
+
+WINDOW = (1795183200000, 1795186800000)  # 2026-11-20 14:00 to 15:00 UTC
+
+
+@pytest.mark.parametrize("body, reason", [
+    (b"<html>not JSON</html>", "answered no JSON"),
+    (b'{"nothing": 1}', "not the exporter's list of captures"),
+    (listing(capture_id="../../../../tmp/pwned"), "whose id or file names no exporter gives"),
+    (listing(files=("../../etc/passwd",)), "whose id or file names no exporter gives"),
+    (json.dumps({"captures": [{"started": "2026-11-20T14:05:01+00:00", "snapshots": []}]}).encode(),
+     "whose id or file names no exporter gives"),
+])
+def test_a_captures_listing_no_exporter_gives_is_refused_before_any_sample(body, reason):
+    server = CaptureListing(body)
+    try:
+        with pytest.raises(ExportError, match=f"--captures {server.url}: .*{reason}"):
+            export_module.list_captures(Endpoint.parse(server.url), *WINDOW)
+    finally:
+        server.close()
+
+
+def test_a_capture_removed_since_the_listing_is_left_out_not_the_export(tmp_path):
+    server = CaptureListing(listing())
+    try:
+        chosen = export_module.list_captures(Endpoint.parse(server.url), *WINDOW)
+        assert chosen == [("20261120T140501.123Z-db1_3306", ["1-engine-innodb-status.txt", "capture.json"])]
+        writer = BundleWriter(str(tmp_path / "b.zip"), Manifest("export", "http://p:9090", *WINDOW))
+        assert export_module.add_captures(writer, Endpoint.parse(server.url), chosen) == (0, 1)
+        writer.abort()
+    finally:
+        server.close()
+
+
+def test_a_text_name_a_bundle_cannot_hold_is_refused_when_written(tmp_path):
+    writer = BundleWriter(str(tmp_path / "b.zip"), Manifest("export", "http://p:9090", 1000, 2000))
+    with pytest.raises(BundleError, match="cannot hold"):
+        writer.add_text("../../../../tmp/pwned-capture.json", "x")
+    writer.abort()
