@@ -32,7 +32,7 @@ from . import archive, limits, manifest as manifest_format
 from .archive import METADATA, MANIFEST, BundleError
 from .manifest import FORMAT, Chunk, Manifest
 from .openmetrics import ChunkChecker, SeriesKey, format_value, openmetrics_chunk, series_fits, series_key
-from .terminal import printable
+from .terminal import Progress, printable
 
 __all__ = ["FORMAT", "MANIFEST", "METADATA", "BundleError", "BundleReader", "BundleWriter", "Chunk", "Contents",
            "Manifest", "format_value", "is_bundle", "read_texts", "series_key"]
@@ -187,12 +187,14 @@ class BundleReader:
             raise BundleError(f"{self.path}: checksum mismatch in {printable(member, 60)} "
                               "(the bundle was altered or damaged)")
 
-    def verify(self) -> Contents:
+    def verify(self, progress: Progress | None = None) -> Contents:
         """Read every member once: checksums, each chunk's every line (limits.py), and the counts."""
         seen: set[int] = set()
         instances: set[str] = set()
         samples, previous_end = 0, -1
-        for chunk in self.manifest.chunks:
+        for number, chunk in enumerate(self.manifest.chunks):
+            if progress:
+                progress.update(number, samples)
             checker = ChunkChecker(f"{self.path}: {chunk.name}", chunk.start_ms, chunk.end_ms, previous_end, seen,
                                    instances)
             for block in self._blocks(chunk.name):

@@ -207,7 +207,7 @@ def _import(args) -> None:
             print("innodb-replay import: no recording rules to compute (no checkout's alerts/rules/ here): give "
                   "--rules, or the bottleneck timeline stays empty where the bundle lacks its series", file=sys.stderr)
         rules = read_rules(files)  # before the import: a rule file that cannot be read stops it
-    result = import_bundle(args.bundle, args.data_dir, args.promtool_timeout)
+    result = import_bundle(args.bundle, args.data_dir, args.promtool_timeout, progress=True)
     url = None
     if not args.no_start:
         url = start_replay_prometheus(args.data_dir, args.port)

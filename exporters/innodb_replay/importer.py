@@ -20,6 +20,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -29,7 +30,7 @@ import yaml
 
 from . import limits
 from .bundle import BundleError, BundleReader, Chunk, Contents, Manifest
-from .terminal import printable
+from .terminal import Progress, printable
 
 RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheus/prometheus.yml)
 # The sample spacing the replay's windows assume: the Replay data source's scrape interval
@@ -119,8 +120,10 @@ def run_promtool(command: list[str], timeout: float, what: str) -> str:
     return out.stdout
 
 
-def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PROMTOOL_TIMEOUT_S) -> ImportResult:
-    """Check the bundle, then write its samples as TSDB blocks into ``data_dir`` (which must be new)."""
+def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PROMTOOL_TIMEOUT_S,
+                  progress: bool = False) -> ImportResult:
+    """Check the bundle, then write its samples as TSDB blocks into ``data_dir`` (which must be new);
+    ``progress`` says how far each step is, on standard error."""
     started = time.monotonic()
     try:
         reader = BundleReader(path)
@@ -133,7 +136,11 @@ def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PRO
             if blocks > limits.BLOCKS:
                 raise BundleError(f"{path}: its samples would make up to {blocks} TSDB blocks; import makes at most "
                                   f"{limits.BLOCKS} (a window or chunks spread thinner than any real bundle's)")
-            contents = reader.verify()
+            bar = Progress(len(reader.manifest.chunks), "checking") if progress else None
+            contents = reader.verify(bar)
+            if bar:
+                bar.update(len(reader.manifest.chunks), contents.samples)
+                bar.finish()
         except BundleError as exc:
             raise ReplayImportError(str(exc)) from None
         _fresh(data_dir)
@@ -143,8 +150,11 @@ def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PRO
         try:
             with tempfile.TemporaryDirectory(prefix="innodb-replay-") as scratch:
                 for number, run in enumerate(runs, start=1):
-                    _import_run(reader, run, scratch, data_dir, promtool, promtool_timeout,
-                                f"run {number} of {len(runs)} ({run[0].name} to {run[-1].name})")
+                    what = f"run {number} of {len(runs)} ({run[0].name} to {run[-1].name})"
+                    if progress:
+                        print(f"writing TSDB blocks, {what}: {sum(c.samples for c in run)} samples",
+                              file=sys.stderr, flush=True)
+                    _import_run(reader, run, scratch, data_dir, promtool, promtool_timeout, what)
             _no_write_for_others(data_dir)
         except BaseException as exc:
             if created:

@@ -133,6 +133,9 @@ def _stamp(ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H-%M-%S.") + f"{ms % 1000:03d}Z"
 
 
+NOTE_SECONDS = 600.0  # between the lines an open-ended recording prints
+
+
 def record(targets: list[Target], instance: str, out: str, interval: float = 5.0,
            duration: float | None = None, texts: ConnectionSettings | None = None, texts_interval: float = 60.0,
            chunk_seconds: int = 600, chunk_samples: int = 50_000, stop: threading.Event | None = None) -> RecordResult:
@@ -153,6 +156,7 @@ def record(targets: list[Target], instance: str, out: str, interval: float = 5.0
     next_texts = time.monotonic()
     bar = Progress(int(duration * 1000) if duration else 1, "recording") if duration else None
     ended = time.monotonic() + duration if duration else None
+    next_note = time.monotonic() + NOTE_SECONDS  # until Ctrl-C: a line now and then says it still records
     try:
         while not stop.is_set():
             tick = time.monotonic()
@@ -182,6 +186,10 @@ def record(targets: list[Target], instance: str, out: str, interval: float = 5.0
                 buffer, buffered, chunk_start = {}, 0, None
             if bar:
                 bar.update(ts - first, writer.manifest.samples + buffered)
+            elif tick >= next_note:
+                next_note = tick + NOTE_SECONDS
+                print(f"recording: {writer.manifest.samples + buffered} samples in {(ts - first) / 60000:.0f} min "
+                      "(Ctrl-C ends it)", file=sys.stderr, flush=True)
             if ended is not None and time.monotonic() >= ended:
                 break
             if ts - first + interval * 1000 > limits.WINDOW_MS:

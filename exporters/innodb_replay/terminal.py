@@ -22,15 +22,22 @@ def printable(text: object, limit: int = 200) -> str:
 
 
 class Progress:
-    """A progress bar on a terminal; a line per tenth elsewhere (logs)."""
+    """A progress bar on a terminal; a line per tenth elsewhere (logs). Nothing for work done within
+    QUIET_SECONDS: a quick step, or one refused at once, says nothing but its result."""
+
+    QUIET_SECONDS = 2.0
 
     def __init__(self, total: int, what: str, stream=sys.stderr):
         self.total, self.what, self.stream = max(total, 1), what, stream
         self.started = time.monotonic()
         self.tty = stream.isatty()
         self._last_tenth = -1
+        self._shown = False
 
     def update(self, done: int, samples: int) -> None:
+        if not self._shown and time.monotonic() - self.started < self.QUIET_SECONDS:
+            return
+        self._shown = True
         share = min(1.0, done / self.total)
         rate = samples / max(time.monotonic() - self.started, 1e-9)
         if self.tty:
@@ -42,5 +49,5 @@ class Progress:
             self.stream.write(f"{self.what}: {share:.0%}, {samples} samples, {rate:,.0f} samples/s\n")
 
     def finish(self) -> None:
-        if self.tty:
+        if self.tty and self._shown:
             self.stream.write("\n")
