@@ -20,8 +20,8 @@ AGE_LIMITS = View(
     "bytes",
     "REDO written since the last checkpoint, against the points where flushing turns aggressive (async), "
     "user threads flush (sync; on MariaDB the max itself) and writers stall (max). Healthy: checkpoint age stays under "
-    "the max with a margin and rarely passes the async point. Alerts: InnoDBCheckpointAgeHigh, "
-    "InnoDBCheckpointAgePastAsyncPoint, InnoDBCheckpointAgePastSyncPoint.",
+    "the max with a margin. Alert: InnoDBCheckpointAgeHigh. On MySQL the async and sync points apply to the "
+    "modified age, not to this one: see REDO age against the flush points.",
     min=0,
 )
 AGE_RATIO = View(

@@ -134,8 +134,9 @@ def evidence(cfg: dict) -> dict[str, tuple[Evidence, ...]]:
         "write_io": (
             Evidence(f"pending LRU or flush-list writes, averaged, above {pending_io}",
                      _average(s.PENDING_WRITES.series.where('kind=~"flush_list|lru"')).holds(">", pending_io)),
-            Evidence("checkpoint age, averaged, past the async flush point",
-                     _per_instance(avg_over_time(s.CHECKPOINT_AGE.series) / s.CHECKPOINT_ASYNC.expr).holds(">", 1)),
+            Evidence("the REDO age InnoDB compares with the flush points, averaged, past the async point",
+                     _per_instance((avg_over_time(s.FLUSH_AGE.series) | avg_over_time(s.MODIFIED_AGE.series))
+                                   / s.CHECKPOINT_ASYNC.expr).holds(">", 1)),
             Evidence("threads waiting for a sync flush", _per_instance(s.SYNC_FLUSH_WAITS.expr).holds(">", 0),
                      required=False),
         ),

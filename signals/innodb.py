@@ -10,6 +10,7 @@ from .signal import Signal
 
 # Grafana's "pps" is packets per second: pages get a count unit of their own (scaled K, M as "ops" is).
 PAGES_PER_SECOND = "count:pages/s"
+QUERIES_PER_SECOND = "count:queries/s"  # Grafana has no qps: a count unit it scales
 
 # --- availability -------------------------------------------------------------------------------
 SERVER_UP = Signal("server_up", innodb("innodb_up"), "none",
@@ -34,14 +35,19 @@ CHECKPOINT_MAX = Signal("checkpoint_max", innodb("innodb_checkpoint_age_max_byte
 CHECKPOINT_AGE_RATIO = Signal("checkpoint_age_ratio", CHECKPOINT_AGE.expr / CHECKPOINT_MAX.expr, "percentunit",
                               "Checkpoint age as a share of the max checkpoint age.",
                               record="instance:innodb_checkpoint_age:ratio")
+MODIFIED_AGE = Signal("modified_age", innodb("innodb_redo_modified_age_bytes"), "bytes",
+                      "LSN minus the oldest unflushed change.")
 FLUSH_AGE = Signal("flush_age", innodb("innodb_redo_flush_age_bytes"), "bytes",
                    "The age InnoDB compares with the async and sync flush points (modified age; checkpoint age "
                    "on MariaDB 10.5+).")
+# Exporters before innodb_redo_flush_age_bytes (and the bundles they recorded) have the modified age, MySQL's
+# measure, which stands in for it: the flush point alerts and the write-IO class do not go silent on them.
+FLUSH_AGE_OR_MODIFIED = FLUSH_AGE.expr | MODIFIED_AGE.expr
 # The records keep their names: replays and dashboards of earlier releases read them.
-CHECKPOINT_ASYNC_RATIO = Signal("checkpoint_async_ratio", FLUSH_AGE.expr / CHECKPOINT_ASYNC.expr, "none",
+CHECKPOINT_ASYNC_RATIO = Signal("checkpoint_async_ratio", FLUSH_AGE_OR_MODIFIED / CHECKPOINT_ASYNC.expr, "none",
                                 "The flush age in multiples of the async flush point.",
                                 record="instance:innodb_checkpoint_age_async:ratio")
-CHECKPOINT_SYNC_RATIO = Signal("checkpoint_sync_ratio", FLUSH_AGE.expr / CHECKPOINT_SYNC.expr, "none",
+CHECKPOINT_SYNC_RATIO = Signal("checkpoint_sync_ratio", FLUSH_AGE_OR_MODIFIED / CHECKPOINT_SYNC.expr, "none",
                                "The flush age in multiples of the sync flush point.",
                                record="instance:innodb_checkpoint_age_sync:ratio")
 REDO_WRITTEN = Signal("redo_written", rate(innodb("innodb_redo_written_bytes_total")), "Bps",
@@ -103,5 +109,5 @@ SEMAPHORE_LONGEST_WAIT = Signal("semaphore_longest_wait", innodb("innodb_semapho
                                 "The longest current wait for an InnoDB latch.")
 
 # --- the load -----------------------------------------------------------------------------------
-QUERIES = Signal("queries", rate(mysqld("mysql_global_status_queries")), "count:queries/s",
+QUERIES = Signal("queries", rate(mysqld("mysql_global_status_queries")), QUERIES_PER_SECOND,
                  "Statements per second (mysqld_exporter).")

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import socket
+import threading
 from dataclasses import dataclass
 
 log = logging.getLogger("innodb_exporter")
@@ -142,10 +143,13 @@ class Allowlist:
         self.target_files = target_files
         self._file_rules: dict[str, list[Rule]] = {}  # path -> the rules of its last good reading
         self._stamps: dict[str, float | None] = {}
+        self._mu = threading.Lock()  # concurrent probes: one reads a changed file, the others wait for it
 
     def allows(self, address: Address) -> bool:
-        self._reload()
-        return any(rule.allows(address) for rules in [self.rules, *self._file_rules.values()] for rule in rules)
+        with self._mu:
+            self._reload()
+            rules = [self.rules, *self._file_rules.values()]
+        return any(rule.allows(address) for group in rules for rule in group)
 
     def _reload(self) -> None:
         """Re-read the target files that changed (Prometheus writes them atomically). As Prometheus does, a

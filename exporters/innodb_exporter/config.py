@@ -306,7 +306,8 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
 
     The target must be on the allow-list; its credentials come from the my.cnf section ``auth_module``
     names (default ``[client]``). ``[client]``, named or not, gives them as it does for /metrics: the
-    flag's user and the environment's password win over its own; a ``[client.NAME]`` section gives its own.
+    flag's user and the environment's password win over its own; a ``[client.NAME]`` section gives its own,
+    and takes what it lacks from ``[client]``.
     """
     if auth_module is not None and not AUTH_MODULE_RE.fullmatch(auth_module):
         raise ProbeError("auth_module must name a my.cnf section: client or client.NAME")
@@ -325,6 +326,10 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
         section = {}
     problems: list[str] = []
     own = section_name != "client"  # a [client.NAME] names its own credentials
+    if own:  # what it lacks comes from [client], as in mysqld_exporter (never from the flag or the environment)
+        section = {**config.my_cnf.get("client", {}), **section}
+        if not section.get("user"):
+            raise ProbeError(f"auth_module {auth_module!r}: no user= in [{section_name}] or [client]")
     # /metrics' credentials (the flag's user, else [client]'s; the environment's password, else [client]'s):
     # never [client]'s user with the environment's password.
     base = None if own else config.connection

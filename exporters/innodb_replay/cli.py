@@ -180,7 +180,7 @@ def _print_import(result, prometheus_url: str | None, args, index) -> None:
     m, c = result.manifest, result.contents
     print(f"imported {c.samples} samples of {c.series} series ({m.kind} bundle, {iso(m.window_start_ms)} to "
           f"{iso(m.window_end_ms)}) into {result.data_dir} in {result.seconds:.1f}s")
-    if note := sparse_samples_note(m.window_end_ms - m.window_start_ms, c.samples, c.series):
+    if note := sparse_samples_note(m.chunks):
         print(f"innodb-replay import: {note}", file=sys.stderr)
     if prometheus_url:
         print(f"replay Prometheus: {prometheus_url}  (graph: {prometheus_graph_url(prometheus_url, m)})")

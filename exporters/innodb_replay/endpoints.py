@@ -37,9 +37,9 @@ class Endpoint:
             parts.port  # noqa: B018 - raises ValueError on a port that is not a number
         except ValueError:
             raise EndpointError(f"{_without_userinfo(text)} is not a URL") from None
-        if "@" in parts.path:  # a password's '/' ends the authority early: the rest would be sent and shown
-            raise EndpointError(f"{_without_userinfo(text)}: an '@' after the host; percent-encode a '/' in the "
-                                "password as %2F (and an '@' as %40)")
+        if "@" in parts.path + parts.query + parts.fragment:  # a password's '/', '?' or '#' ended the authority
+            raise EndpointError(f"{_without_userinfo(text)}: an '@' after the host; percent-encode a '/', '?', "
+                                "'#' or '@' in the password (%2F, %3F, %23, %40)")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise EndpointError(f"{_without_userinfo(text)} is not an http:// or https:// URL")
         netloc = parts.netloc.rpartition("@")[2]

@@ -38,15 +38,15 @@ RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheu
 REPLAY_SCRAPE_INTERVAL_S = 15
 
 
-def sparse_samples_note(window_ms: int, samples: int, series: int) -> str | None:
+def sparse_samples_note(chunks: list[Chunk]) -> str | None:
     """What to do when a bundle's samples are further apart than the replay's windows expect (a recording
     with --interval 60, an export from a Prometheus that scrapes every minute): its rate panels and the
-    recording rules' one-minute windows would be empty. None when they are close enough."""
-    per_series = samples / series if series else 0
-    if per_series < 2:
-        return None
-    spacing = window_ms / 1000 / (per_series - 1)
-    if spacing <= REPLAY_SCRAPE_INTERVAL_S * 1.5:
+    recording rules' one-minute windows would be empty. None when they are close enough.
+
+    The spacing is the densest chunk's: a chunk over a gap, or a window wider than the data, reads sparse."""
+    spacings = [(c.end_ms - c.start_ms) / 1000 / (c.samples / c.series - 1)
+                for c in chunks if c.series and c.samples / c.series >= 2]
+    if not spacings or (spacing := min(spacings)) <= REPLAY_SCRAPE_INTERVAL_S * 1.5:
         return None
     return (f"the bundle's samples are about {spacing:.0f}s apart, and the replay's windows expect "
             f"{REPLAY_SCRAPE_INTERVAL_S}s: set the Replay data source's scrape interval to {spacing:.0f}s in Grafana "

@@ -104,6 +104,20 @@ def test_probe_logs_in_with_the_user_and_password_metrics_uses(tmp_path):
         assert (settings.user, settings.password) == ("exporter", "EnvPw"), module
     settings = config.probe_connection(cfg, "db2", "client.replica")
     assert (settings.user, settings.password) == ("other", "p2")
+    # A named section takes what it lacks from [client] (as mysqld_exporter), never the flag's or the env's.
+    cnf.write_text("[client]\nuser=dba\npassword=Dba-Secret\nport=3310\n[client.replica]\npassword=p2\n"
+                   "[client.nouser]\nport=3311\n")
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--mysqld.username=exporter", "--probe.allow=db2"],
+                  {"MYSQLD_EXPORTER_PASSWORD": "EnvPw"})
+    settings = config.probe_connection(cfg, "db2", "client.replica")
+    assert (settings.user, settings.password) == ("dba", "p2")
+    settings = config.probe_connection(cfg, "db2", "client.nouser")
+    assert (settings.user, settings.password) == ("dba", "Dba-Secret")
+    cnf.write_text("[client]\npassword=x\n[client.replica]\npassword=p2\n")
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--mysqld.username=exporter", "--probe.allow=db2"])
+    with pytest.raises(config.ProbeError, match=r"no user= in \[client.replica\] or \[client\]"):
+        config.probe_connection(cfg, "db2", "client.replica")
+    cnf.write_text("[client]\nuser=dba\npassword=Dba-Secret\n[client.replica]\nuser=other\npassword=p2\n")
     cfg, _ = load([f"--config.my-cnf={cnf}", "--probe.allow=db2"])
     settings = config.probe_connection(cfg, "db2", "client")
     assert (settings.user, settings.password) == ("dba", "Dba-Secret")
@@ -251,3 +265,40 @@ def test_a_capture_directory_the_exporter_cannot_make_is_named_as_such(tmp_path)
     made = tmp_path / "new" / "captures"
     cfg, problems = load(["--mysqld.username=x", f"--capture.dir={made}"])
     assert problems == [] and made.is_dir() and (made.stat().st_mode & 0o777) == 0o700
+
+
+def test_concurrent_probes_wait_for_the_targets_file_being_read(tmp_path, monkeypatch):
+    """The stamp was kept before the file was read: a second probe meanwhile checked no rules and got 403."""
+    import threading
+    import time
+
+    from innodb_exporter import addresses
+
+    targets = tmp_path / "mysql.yml"
+    targets.write_text("- targets: ['db7.example:3306']\n")
+    cfg, problems = load(["--mysqld.username=x", f"--probe.targets-file={targets}"])
+    assert problems == []
+    read = addresses.read_target_file
+
+    def slow(path):
+        time.sleep(0.3)
+        return read(path)
+
+    monkeypatch.setattr(addresses, "read_target_file", slow)
+    os.utime(targets, ns=(1, 1))  # changed since start: the next probe reads it again
+    results = []
+
+    def probe():
+        try:
+            config.probe_connection(cfg, "db7.example:3306", None)
+            results.append(True)
+        except config.NotAllowed:
+            results.append(False)
+
+    threads = [threading.Thread(target=probe) for _ in range(2)]
+    threads[0].start()
+    time.sleep(0.1)
+    threads[1].start()
+    for t in threads:
+        t.join()
+    assert results == [True, True]

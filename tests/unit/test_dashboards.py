@@ -15,6 +15,7 @@ import yaml
 from dashboards import compare, contention, generate, host, redo
 from dashboards.common import EARLIER_NAMES, View
 from signals import Signal
+from signals import innodb as s
 from signals.promql import Aggregation, Binary, Call, Num, Range, Record, Series, Str
 from support.golden import TESTS
 
@@ -187,7 +188,7 @@ def test_compare_offers_the_offsets_people_compare():
 # What a query's value measures, from the metric names: seconds, bytes, a count, per second of each,
 # or a ratio of like to like. A query that the name cannot tell declares it (Query.dimension).
 UNITS = {"s": {"s"}, "bytes": {"bytes"}, "bytes/s": {"Bps"}, "s/s": {"percentunit"}, "count": {"short", "none"},
-         "count/s": {"ops", "iops", "count:pages/s", "count:queries/s", "short"}, "ratio": {"percentunit"}}
+         "count/s": {"ops", "iops", s.PAGES_PER_SECOND, s.QUERIES_PER_SECOND, "short"}, "ratio": {"percentunit"}}
 
 
 def dimension(e) -> str | None:

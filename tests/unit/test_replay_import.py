@@ -183,11 +183,17 @@ def test_rules_are_computed_at_the_stack_s_evaluation_interval():
 
 def test_samples_further_apart_than_the_replay_windows_get_a_note_saying_what_to_set():
     hour = 3_600_000
-    assert sparse_samples_note(hour, 100 * 721, 100) is None  # every 5 s
-    assert sparse_samples_note(hour, 100 * 241, 100) is None  # every 15 s
-    note = sparse_samples_note(hour, 100 * 61, 100)  # every minute
+
+    def chunks(*spans):  # (start, end, series, samples)
+        return [Chunk(f"samples/{i:06d}.om", *span) for i, span in enumerate(spans, start=1)]
+
+    assert sparse_samples_note(chunks((0, hour, 100, 100 * 721))) is None  # every 5 s
+    assert sparse_samples_note(chunks((0, hour, 100, 100 * 241))) is None  # every 15 s
+    note = sparse_samples_note(chunks((0, hour, 100, 100 * 61)))  # every minute
     assert note is not None and "about 60s apart" in note and "scrape interval to 60s" in note
-    assert sparse_samples_note(hour, 0, 0) is None
+    # Two hours of 15 s data in a six-hour window: the chunks over the gap do not make it sparse.
+    assert sparse_samples_note(chunks((0, 2 * hour, 100, 100 * 481), (2 * hour, 6 * hour, 100, 100 * 2))) is None
+    assert sparse_samples_note([]) is None
 
 
 def test_the_note_and_the_replay_data_source_assume_the_same_spacing():

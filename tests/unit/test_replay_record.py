@@ -130,7 +130,9 @@ def test_a_user_without_a_password_is_a_clear_error(tmp_path, exporter):
                                  "http://u:pw-secret@/metrics",
                                  # a '/' in the password ends the authority where a URL parser looks
                                  "http://admin:pw/secret@127.0.0.1:19999/metrics",
-                                 "http://admin:9090/pw-secret@127.0.0.1:19999"])
+                                 "http://admin:9090/pw-secret@127.0.0.1:19999",
+                                 "http://admin:12?pw-secret@127.0.0.1:9207/metrics",
+                                 "http://admin:12#pw-secret@127.0.0.1:9207/metrics"])
 def test_a_bad_url_is_refused_without_its_password(url):
     with pytest.raises(EndpointError) as error:
         Endpoint.parse(url)
