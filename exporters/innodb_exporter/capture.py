@@ -401,9 +401,16 @@ def _firing_alerts(body: bytes) -> list[dict]:
         if alert.get("status", data.get("status")) == "firing":
             # Alertmanager's label values are strings; any other value is kept as its JSON text, so that an
             # instance of 3306 or ["x"] is refused as no server this exporter scrapes, and a name sorts.
-            labels = {str(k): v if isinstance(v, str) else json.dumps(v)[:200] for k, v in alert["labels"].items()}
+            labels = {str(k): v if isinstance(v, str) else _as_text(v) for k, v in alert["labels"].items()}
             alerts.append({**alert, "labels": labels})
     return alerts
+
+
+def _as_text(value) -> str:
+    try:
+        return json.dumps(value)[:200]
+    except (ValueError, RecursionError):  # nested as deep as the parser allowed
+        return "?"
 
 
 def _alert_summary(alert: dict) -> dict:

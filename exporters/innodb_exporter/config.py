@@ -22,6 +22,7 @@ from .webconfig import WebConfig, load_web_config
 PASSWORD_ENV = "MYSQLD_EXPORTER_PASSWORD"
 MAX_SCRAPE_TIMEOUT = 300.0  # seconds; also the most a scraper's timeout header gets
 MAX_SECONDS = 7 * 86400.0  # the longest of the other durations
+MAX_SNAPSHOTS = 100  # per capture
 DEFAULT_MY_CNF = "~/.my.cnf"
 
 
@@ -207,10 +208,12 @@ def _capture(args, problems: list[str]) -> CaptureSettings:
     except ValueError as exc:
         problems.append(f"--capture.max-size: {exc}")
         max_bytes = 0
-    for flag, value in (("--capture.snapshots", args.capture_snapshots), ("--capture.interval", args.capture_interval),
-                        ("--capture.deadline", args.capture_deadline), ("--capture.cooldown", args.capture_cooldown)):
+    if not 1 <= args.capture_snapshots <= MAX_SNAPSHOTS:
+        problems.append(f"--capture.snapshots must be 1 to {MAX_SNAPSHOTS}, not {args.capture_snapshots}")
+    for flag, value in (("--capture.interval", args.capture_interval), ("--capture.deadline", args.capture_deadline),
+                        ("--capture.cooldown", args.capture_cooldown)):
         if not 0 < value <= MAX_SECONDS:
-            problems.append(f"{flag} must be more than 0 and at most {MAX_SECONDS:g}, not {value}")
+            problems.append(f"{flag} must be more than 0 and at most {MAX_SECONDS:g} seconds, not {value}")
     directory = os.path.abspath(os.path.expanduser(args.capture_dir)) if args.capture_dir else None
     if directory:
         try:  # made here, so that a directory the exporter cannot make is a flag's problem
@@ -325,8 +328,8 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
             raise ProbeError(f"auth_module {auth_module!r}: no such section in the my.cnf")
         section = {}
     problems: list[str] = []
-    own = section_name != "client"  # a [client.NAME] names its own credentials
-    if own:  # what it lacks comes from [client], as in mysqld_exporter (never from the flag or the environment)
+    own = section_name != "client"  # a [client.NAME]: its own credentials, else [client]'s
+    if own:  # as in mysqld_exporter; never the flag's or the environment's
         section = {**config.my_cnf.get("client", {}), **section}
         if not section.get("user"):
             raise ProbeError(f"auth_module {auth_module!r}: no user= in [{section_name}] or [client]")
