@@ -37,7 +37,7 @@ AGE_RATIO = View(
 FLUSH_AGE = View(
     "REDO age against the flush points",
     (Query(s.FLUSH_AGE, "age compared (modified age; checkpoint age on MariaDB 10.5+)"),
-     Query(innodb("innodb_redo_modified_age_bytes"), "modified age (LSN − oldest dirty page)"),
+     Query(s.MODIFIED_AGE, "modified age (LSN − oldest dirty page)"),
      Query(s.CHECKPOINT_ASYNC, "async flush point", limit=True, color=YELLOW),
      Query(s.CHECKPOINT_SYNC, "sync flush point", limit=True, color=ORANGE)),
     "bytes",
