@@ -59,6 +59,7 @@ ABSENT: dict[str, dict[str, str]] = {
                                         **_on(["mysql-9"], [STOCK], "instruments_disabled")},
     # MariaDB 10.6+ is not asked SHOW ENGINE INNODB MUTEX (SOURCES_DOWN), and its SEMAPHORES has no sync array.
     "innodb_mutex_waits_total": _on(MARIADB, CONFIGS, "source_unsupported"),
+    "innodb_semaphore_longest_wait_seconds": _on(MARIADB, CONFIGS, "not_provided"),
     "innodb_queries_inside": _on(MARIADB, CONFIGS, "not_provided"),
     "innodb_queries_queued": _on(MARIADB, CONFIGS, "not_provided"),
     # MariaDB 11.0 removed the change buffer.
