@@ -61,7 +61,9 @@ def test_every_target_is_up_within_a_minute(stack):
 
 def test_checkpoint_age_alert_fires_and_reaches_alertmanager(stack):
     instance = stack.s.address("mariadb")
-    wait_for(lambda: firing(stack, "InnoDBCheckpointAgeHigh"), 240, interval=5, what="InnoDBCheckpointAgeHigh firing")
+    # Checkpoint age swings with the machine's other work: on a busy one it took more than 4 minutes to stay
+    # past 75 % for the 30 s the test's rules ask.
+    wait_for(lambda: firing(stack, "InnoDBCheckpointAgeHigh"), 420, interval=5, what="InnoDBCheckpointAgeHigh firing")
     alert = firing(stack, "InnoDBCheckpointAgeHigh")[0]
     assert alert["labels"]["instance"] == instance and alert["labels"]["job"] == "innodb"
     assert float(alert["value"]) > 0.75
