@@ -361,7 +361,7 @@ def _flush_age(s: Snapshot) -> float | None:
     unflushed change (log_checkpoint_margin, the page cleaner's flush recommendation), which is smaller."""
     if s.server is None:
         return None
-    checkpoint = s.server.flavor == "mariadb" and s.server.version >= (10, 5, 0)
+    checkpoint = redo.flush_points_apply_to_checkpoint_age(s.server.flavor, s.server.version)
     samples = (CHECKPOINT_AGE if checkpoint else MODIFIED_AGE).samples(s)
     return samples[0][1] if samples else None
 

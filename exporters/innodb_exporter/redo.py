@@ -192,6 +192,13 @@ def rule_for(flavor: str, version: tuple[int, ...]) -> Rule | None:
     return None
 
 
+def flush_points_apply_to_checkpoint_age(flavor: str, version: tuple[int, ...]) -> bool:
+    """Whether the server compares checkpoint age with the async and sync points: MariaDB with its own log
+    (10.5+, log_close() in mtr0mtr.cc); the others compare the modified age."""
+    rule = rule_for(flavor, version)
+    return rule is not None and rule.formula in (mariadb105, mariadb108)
+
+
 def limits(flavor: str, version: tuple[int, ...], settings: Settings) -> Limits:
     rule = rule_for(flavor, version)
     return rule.formula(settings) if rule else Limits(capacity=files_capacity(settings))

@@ -192,9 +192,7 @@ class BundleReader:
         seen: set[int] = set()
         instances: set[str] = set()
         samples, previous_end = 0, -1
-        for number, chunk in enumerate(self.manifest.chunks):
-            if progress:
-                progress.update(number, samples)
+        for number, chunk in enumerate(self.manifest.chunks, start=1):
             checker = ChunkChecker(f"{self.path}: {chunk.name}", chunk.start_ms, chunk.end_ms, previous_end, seen,
                                    instances)
             for block in self._blocks(chunk.name):
@@ -205,6 +203,8 @@ class BundleReader:
                                   f"{chunk.series} series, it holds {counted} of {series}")
             samples += counted
             previous_end = chunk.end_ms
+            if progress:
+                progress.update(number, samples)
         if len(seen) != self.manifest.series:
             raise BundleError(f"{self.path}: the manifest counts {self.manifest.series} series, the chunks hold {len(seen)}")
         self.metadata()

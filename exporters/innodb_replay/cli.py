@@ -30,9 +30,10 @@ from .terminal import printable
 DEFAULT_REPLAY_DIR = os.path.join(".stack", "replay")
 HOME_SUFFIX = ".prometheus"  # the replay Prometheus' pid file and log: a directory of its own beside the data
 HOME_FILES = {"prometheus.pid", "prometheus.log"}
-# The stack's recording rules: those the bundle lacks are computed for its window.
-# The stack's rules, from the checkout this runs from (as the dashboards' index): not from the working directory.
-DEFAULT_RULES = tuple(os.path.join(links.CHECKOUT, "alerts", "rules", name) for name in ("recording.yml", "bottleneck.yml"))
+# The stack's recording rules, those the bundle lacks computed for its window: from the checkout this runs
+# from (as the dashboards' index), not from the working directory.
+DEFAULT_RULES = tuple(os.path.join(links.CHECKOUT, "alerts", "rules", name)
+                      for name in ("recording.yml", "bottleneck.yml"))
 
 
 def _positive(text: str) -> float:
@@ -213,10 +214,10 @@ def _import(args) -> None:
         url = start_replay_prometheus(args.data_dir, args.port)
         with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as scratch:
             runs = missing_rule_runs(rules, metric_names(url))
-            for number, rules in enumerate(runs, start=1):
-                path = write_rules(rules, os.path.join(scratch, f"run{number}.yml"))
+            for number, run in enumerate(runs, start=1):
+                path = write_rules(run, os.path.join(scratch, f"run{number}.yml"))
                 blocks = backfill_rules(url, path, result.manifest, args.data_dir, args.promtool_timeout)
-                names = ", ".join(sorted({r["record"] for r in rules}))
+                names = ", ".join(sorted({r["record"] for r in run}))
                 print(f"recording rules the bundle lacks, run {number} of {len(runs)}: {names} "
                       f"(TSDB blocks written: {blocks})", file=sys.stderr)
                 if blocks:

@@ -139,7 +139,6 @@ def import_bundle(path: str, data_dir: str, promtool_timeout: float = limits.PRO
             bar = Progress(len(reader.manifest.chunks), "checking") if progress else None
             contents = reader.verify(bar)
             if bar:
-                bar.update(len(reader.manifest.chunks), contents.samples)
                 bar.finish()
         except BundleError as exc:
             raise ReplayImportError(str(exc)) from None
