@@ -79,7 +79,7 @@ CONFIG = {
     "semaphore_wait_warning_seconds": 60,
     "semaphore_wait_critical_seconds": 300,
     "semaphore_wait_for": "1m",
-    # --- the next bottleneck (signals/bottleneck.py; docs/runbooks.md, "Bottlenecks") ---------------
+    # --- the next bottleneck (signals/bottleneck.py; docs/runbooks.md, "The next bottleneck") ---
     # The classes reuse the alerts' thresholds above where they ask the same question (pending IO,
     # checkpoint age near the max, REDO fsync latency, history list length, oldest transaction); these
     # are the classes' own. The window over which every class averages gauges and takes rates (document

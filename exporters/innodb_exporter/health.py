@@ -17,7 +17,8 @@ SOURCE_UP = Family("innodb_exporter_source_up", "gauge", "",
                    ("source",))
 SOURCE_DURATION = Family("innodb_exporter_source_duration_seconds", "gauge", "seconds",
                          "Time this scrape spent on the source: from the answer before its own (the sources' "
-                         "statements go in one query) to its value.", ("source",))
+                         "statements go in one query) to its value; absent when its read did not end (no "
+                         "connection, connection lost, scrape deadline passed).", ("source",))
 SOURCE_ERRORS = Family("innodb_exporter_source_errors_total", "counter", "",
                        "Failed reads of the source since the exporter started (missing privilege, lost connection, "
                        "timeout).", ("source",))
@@ -50,7 +51,7 @@ def families(result: ScrapeResult, present: set[str]) -> list:
     out = [
         UP.build([((), 1.0 if result.up else 0.0)]),
         SOURCE_UP.build(((name,), 1.0 if r.up else 0.0) for name, r in sources.items()),
-        SOURCE_DURATION.build(((name,), r.duration) for name, r in sources.items()),
+        SOURCE_DURATION.build(((name,), r.duration) for name, r in sources.items() if r.duration is not None),
         SOURCE_ERRORS.build(((name,), float(result.errors_total.get(name, 0))) for name in sources),
         PARSE_ERRORS.build(((name,), float(result.parse_errors_total.get(name, 0))) for name in sources),
     ]

@@ -1,7 +1,7 @@
 """The next bottleneck as far as one ``SHOW ENGINE INNODB STATUS`` text can tell: a one-moment view.
 
 The stack names the bottleneck over time (recording rules, signals/bottleneck.py; docs/runbooks.md,
-"Bottlenecks"): averages over a window, rates, growth, the host. One text is one sample. Document 003
+"The next bottleneck"): averages over a window, rates, growth, the host. One text is one sample. Document 003
 reads the same sections but "sampling several times and average[s] the each values", so what this
 module says holds for the moment the text was printed, and only for the classes a text shows on its
 own: pending IO (reads, writes), threads waiting per latch, long transactions and row lock waits, and
@@ -133,7 +133,7 @@ def render(findings: list[Finding]) -> str:
     verdict = {True: "yes", False: "no", None: "cannot tell"}
     width = max(len(f.name) for f in findings)
     lines = ["One moment: what this status text alone says about the next bottleneck (document 003 averages "
-             "several samples; the stack's rules decide over time, see docs/runbooks.md, 'Bottlenecks'):"]
+             "several samples; the stack's rules decide over time, see docs/runbooks.md, 'The next bottleneck'):"]
     lines += [f"  {f.name:<{width}}  {verdict[f.holds]:<11}  {f.evidence}" for f in findings]
     lines.append(f"  Not from one text: {', '.join(NOT_FROM_ONE_TEXT)} (rates, the server's settings or the host).")
     return "\n".join(lines) + "\n"

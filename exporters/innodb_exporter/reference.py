@@ -81,7 +81,9 @@ def availability_table() -> str:
              "Headline metrics that some server the tests run does not give, with its defaults (stock) and configured as",
              "below (tuned); every other headline metric is there on all of them. Seen on live servers by",
              "tests/integration/test_exporter_live.py, which fails when the exporter disagrees with this table. A cell",
-             "names the reason, as `innodb_exporter_metric_absent{reason}` does; \"when waited\" marks series that exist",
+             "names the reason: for a metric with fixed series, as `innodb_exporter_metric_absent{reason}` does; for",
+             "the latch metrics, whose series are the instruments, `instruments_disabled` where",
+             "`innodb_exporter_latch_instruments_disabled` counts them all off; \"when waited\" marks series that exist",
              "only once threads have waited.\n",
              "| metric | " + " | ".join(titles) + " |", "|---|" + "---|" * len(columns)]
     for metric in model.METRICS:

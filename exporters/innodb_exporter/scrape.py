@@ -31,7 +31,7 @@ class SourceResult:
     state: str = "failed"  # read / failed / unsupported
     kind: str | None = None  # why not read: a describe() kind, or unsupported / timeout / parse
     message: str | None = None
-    duration: float = 0.0
+    duration: float | None = 0.0  # None: its read did not end (no connection, connection lost, deadline passed)
     problems: list[str] = field(default_factory=list)  # parse problems in an answer that was read
 
     @property
@@ -99,7 +99,7 @@ class _Reads:
         while waiting:
             if time.monotonic() >= self.deadline:
                 for reading in waiting:
-                    self._answer(SourceResult(reading.source.name, kind="timeout", duration=reading.duration,
+                    self._answer(SourceResult(reading.source.name, kind="timeout", duration=None,
                                               message="scrape deadline passed before this source"))
                 break
             # One statement at a time where the connection takes no multi-statement query (a proxy).
@@ -135,7 +135,7 @@ class _Reads:
                     # What the others keep is about a connection that is gone, and nothing else will come.
                     for rest in self.kept + waiting + batch[i + 1:]:
                         self._answer(SourceResult(rest.source.name, kind="connection", message="connection lost",
-                                                  duration=rest.duration), outcome=Outcome.LOST)
+                                                  duration=None), outcome=Outcome.LOST)
                     return []
                 if self._advance(reading, rows, mark):
                     waiting.append(reading)

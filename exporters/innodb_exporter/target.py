@@ -137,7 +137,7 @@ class Target:
             kind, message = describe(exc, self.settings)
             self.problems.report("connect", message, logging.ERROR)
             for source in sources:
-                results[source.name] = SourceResult(source.name, kind=kind, message=message)
+                results[source.name] = SourceResult(source.name, kind=kind, message=message, duration=None)
             return False
         self.problems.resolve("connect")
         log.info("connected to %s: %s %s", self.settings.address, server.flavor, server.version_text,
@@ -168,12 +168,14 @@ class Target:
                             dict(self._parse_errors))
 
     def _empty_result(self, kind: str, message: str) -> ScrapeResult:
-        results = {s.name: SourceResult(s.name, kind=kind, message=message) for s in self.sources}
+        """Every source failed with ``kind``; none has a duration, as no read was seen to end."""
+        results = {s.name: SourceResult(s.name, kind=kind, message=message, duration=None) for s in self.sources}
         return ScrapeResult(False, None, results, Snapshot(), dict(self._errors), dict(self._parse_errors))
 
     def _report(self, results: dict[str, SourceResult], snapshot: Snapshot) -> None:
         """One log line per distinct problem when it starts, naming every source it affects; one when it ends."""
-        self.problems.resolve("timeout", f"{self.settings.address} answers again")
+        if up(results):  # a scrape that ends after its deadline, failed (a hung server), is no answer
+            self.problems.resolve("timeout", f"{self.settings.address} answers again")
         failing: dict[tuple[int, str], list[str]] = defaultdict(list)
         for r in results.values():
             if r.kind and r.kind not in CONNECT_KINDS and r.message:

@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--prometheus", default="http://127.0.0.1:9090",
                    help="Prometheus URL; user:password@ in it is sent as basic auth, never stored")
     e.add_argument("--start", required=True, help="now-30m, unix seconds, or 2026-11-21T06:40:00Z")
-    e.add_argument("--end", default="now")
+    e.add_argument("--end", default="now", help="as --start (default now)")
     e.add_argument("--selector", default=DEFAULT_SELECTOR, help=f"series to export (default {DEFAULT_SELECTOR})")
     e.add_argument("--chunk-samples", type=int, default=50_000,
                    help="samples per chunk: what bounds memory (default 50000)")
@@ -88,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
                         f"keeps its pid file and log in DATA_DIR{HOME_SUFFIX}/")
     i.add_argument("--port", type=int, default=9099, help="the replay Prometheus' port (default 9099)")
     i.add_argument("--no-start", action="store_true",
-                   help="only write the blocks (e.g. for the compose profile `replay`)")
+                   help="only write the blocks (e.g. for the compose profile `replay`); with nothing started, the "
+                        "recording rules the bundle lacks are not computed")
     i.add_argument("--rules", action="append", metavar="FILE",
                    help="a rule file whose recording rules are computed where the bundle lacks their series "
                         "(repeatable; default: alerts/rules/recording.yml and bottleneck.yml of the checkout)")
@@ -188,6 +189,8 @@ def _print_import(result, prometheus_url: str | None, args, index) -> None:
     else:
         print(f"serve it: REPLAY_DATA_DIR={os.path.abspath(args.data_dir)} REPLAY_USER={os.getuid()}:{os.getgid()} "
               "docker compose --profile replay up -d replay-prometheus")
+        print("innodb-replay import: --no-start computes no recording rules: where the bundle lacks their series "
+              "(an export has no bottleneck series), the bottleneck panels stay empty", file=sys.stderr)
     if index is None:
         print("no dashboard links: no dashboards/index.json in the checkout this runs from; "
               "give --dashboards-index FILE")

@@ -115,6 +115,7 @@ def test_no_start_writes_blocks_nobody_else_can_change_and_prints_what_is_there(
     assert f"imported {samples} samples of {series} series" in run.stdout
     assert f"REPLAY_DATA_DIR={data_dir} REPLAY_USER={os.getuid()}:{os.getgid()}" in run.stdout
     assert not os.path.exists(f"{data_dir}.prometheus"), "--no-start starts nothing and keeps nothing for it"
+    assert "--no-start computes no recording rules" in run.stderr  # the bottleneck panels would stay empty unsaid
 
 
 def test_links_come_from_the_dashboards_index(tmp_path):
