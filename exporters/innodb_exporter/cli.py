@@ -99,12 +99,19 @@ def server_parser() -> argparse.ArgumentParser:
 
 
 def parse_parser() -> argparse.ArgumentParser:
+    limit = f"{offline.READ_LIMIT_MIB} MiB"
     p = argparse.ArgumentParser(
         prog="innodb-exporter parse",
         description="Print the metrics a saved SHOW ENGINE INNODB STATUS text yields, in the Prometheus text "
-                    "format, with the live exporter's names. With several outputs in the file, the last complete one.",
+                    "format, with the live exporter's names. A file is one output: one holding more than one "
+                    "monitor output header is refused, since statement text can forge a header.",
     )
-    p.add_argument("file", help="the saved text, a bundle of innodb-replay record --texts, or - for standard input")
+    p.add_argument("file", help="the saved text, a bundle of innodb-replay record --texts or export --captures, "
+                                "or - for standard input")
+    p.add_argument("--error-log", action="store_true",
+                   help="the file is an error log holding several outputs: they are cut at their header lines, "
+                        "which statement text can forge, and the last complete one is read; of a file larger "
+                        f"than {limit}, its last {limit} (without this flag such a file is refused)")
     p.add_argument("--openmetrics", action="store_true", help="print OpenMetrics instead of the text format")
     return p
 
@@ -112,17 +119,15 @@ def parse_parser() -> argparse.ArgumentParser:
 def run_parse(argv: list[str]) -> int:
     args = parse_parser().parse_args(argv)
     try:
-        if args.file == "-":
-            texts = offline.split_outputs(sys.stdin.buffer.read().decode("utf-8", "replace"))
-        else:
-            texts = _bundle_texts(args.file)
-            if texts is None:  # not a bundle: a saved text, which may hold several outputs (an error log)
-                with open(args.file, "rb") as f:
-                    texts = offline.split_outputs(f.read().decode("utf-8", "replace"))
+        texts = None if args.file == "-" else _bundle_texts(args.file)
+        if texts is None:  # not a bundle: a saved text, one output or (--error-log) several
+            texts, note = offline.load(args.file, args.error_log)
+            if note:
+                print(f"innodb-exporter parse: {note}", file=sys.stderr)
     except OSError as exc:
         print(f"innodb-exporter parse: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
         return 1
-    except ValueError as exc:  # innodb_replay.bundle.BundleError: a bundle that cannot be trusted
+    except ValueError as exc:  # a bundle that cannot be trusted (BundleError), or a text refused (offline.Refused)
         print(f"innodb-exporter parse: {exc}", file=sys.stderr)
         return 1
     result = offline.parse_texts(texts)

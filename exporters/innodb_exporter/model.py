@@ -221,8 +221,15 @@ def _semaphores(s: Snapshot):
     return s.innodb_status.semaphores if s.innodb_status is not None else None
 
 
-def _semaphore_waiting(s: Snapshot) -> list[Sample]:
+def _semaphores_whole(s: Snapshot):
+    """SEMAPHORES when the text holds all of it. Where the text breaks off in it the waits are unknown:
+    more threads may wait, and longer, than the lines before the cut show."""
     sem = _semaphores(s)
+    return sem if sem is not None and sem.whole else None
+
+
+def _semaphore_waiting(s: Snapshot) -> list[Sample]:
+    sem = _semaphores_whole(s)
     if sem is None:
         return []
     counts: dict[str, int] = {}
@@ -234,7 +241,7 @@ def _semaphore_waiting(s: Snapshot) -> list[Sample]:
 def _semaphore_longest(s: Snapshot) -> float | None:
     """None where the server keeps no sync array (MariaDB 10.6+ prints an empty SEMAPHORES section): a 0
     there would read as "no long wait" where nothing is measured, and the alert on it could never fire."""
-    sem = _semaphores(s)
+    sem = _semaphores_whole(s)
     if sem is None or (sem.reservation_count is None and not sem.waits):
         return None
     return max((w.seconds for w in sem.waits), default=0.0)

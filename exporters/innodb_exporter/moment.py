@@ -89,12 +89,14 @@ def _latch(status: InnodbStatus, t: Thresholds) -> Finding:
     sem = status.semaphores
     if sem is None:
         return Finding("latch", None, "no SEMAPHORES section")
-    if sem.reservation_count is None and not sem.waits:
-        return Finding("latch", None, "this server prints no sync array (MariaDB 10.6+): its latch waits are "
-                                      "in performance_schema, which the live exporter reads")
     counts: dict[str, int] = {}
     for wait in sem.waits:
         counts[wait.latch] = counts.get(wait.latch, 0) + 1
+    if not sem.whole and max(counts.values(), default=0) < t.latch_waiting_threads:
+        return Finding("latch", None, "the text breaks off in SEMAPHORES: more threads may wait than it lists")
+    if sem.reservation_count is None and not sem.waits:
+        return Finding("latch", None, "this server prints no sync array (MariaDB 10.6+): its latch waits are "
+                                      "in performance_schema, which the live exporter reads")
     if not counts:
         return Finding("latch", False, "no thread waits for a latch")
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))

@@ -1,13 +1,19 @@
 """``innodb-exporter parse FILE``: the metrics a saved ``SHOW ENGINE INNODB STATUS`` text yields.
 
 The text may come from pt-stalk, an error log (``innodb_status_output``), a support ticket or the
-``mysql`` client; the metrics have the same names as the live exporter's. A file holding several
-monitor outputs (an error log) yields the metrics of the last complete one.
+``mysql`` client; the metrics have the same names as the live exporter's. A file is one output: statement
+text inside it can forge a monitor output header line, and no rule can tell that header from a real one,
+so a file holding more than one header is refused. An error log (``--error-log``) holds several: it is
+cut at their headers and yields the metrics of the last complete one, which is what a forged header can
+fake. Files are read within READ_LIMIT bytes.
 """
 
 from __future__ import annotations
 
+import collections
+import os
 import re
+import sys
 from dataclasses import dataclass
 
 from . import exposition, health, model
@@ -18,12 +24,77 @@ from .sources import EngineInnodbStatus
 # 2026-11-21 06:40:00 0x7f51881c16c0 INNODB MONITOR OUTPUT
 _MONITOR_HEADER_RE = re.compile(r"^(?!END OF ).*INNODB MONITOR OUTPUT[ \t]*$", re.M)
 
+_MIB = 2**20
+# 64 times the most SHOW ENGINE INNODB STATUS returns; an error log's end holds its last outputs.
+READ_LIMIT_MIB = 64
+READ_LIMIT = READ_LIMIT_MIB * _MIB
+
+
+class Refused(ValueError):
+    """A file parse does not read, with the one line that says why."""
+
 
 @dataclass
 class OfflineResult:
     status: innodb_status.InnodbStatus
     outputs_found: int
     families: list
+
+
+def load(path: str, error_log: bool) -> tuple[list[str], str | None]:
+    """The outputs a saved text holds (``-``: standard input), and a note when only its end was read."""
+    name = "standard input" if path == "-" else path
+    if path == "-":
+        text, note = _read(sys.stdin.buffer, name, error_log)
+    else:
+        with open(path, "rb") as f:
+            text, note = _read(f, name, error_log)
+    return outputs_of(text, name, error_log), note
+
+
+def _read(f, name: str, error_log: bool) -> tuple[str, str | None]:
+    """The text of a binary file object: all of it, at most READ_LIMIT bytes (else Refused); with
+    ``error_log``, its last READ_LIMIT bytes, and then a note that says so."""
+    data, more = _tail(f) if error_log else _head(f)
+    if not more:
+        return data.decode("utf-8", "replace"), None
+    if not error_log:
+        raise Refused(f"{name} is larger than {READ_LIMIT_MIB} MiB, more than one status output can be; an error "
+                      f"log is read with --error-log (its last {READ_LIMIT_MIB} MiB)")
+    note = f"{name} is larger than {READ_LIMIT_MIB} MiB: its last {READ_LIMIT_MIB} MiB are read"
+    return data.decode("utf-8", "replace"), note
+
+
+def _head(f) -> tuple[bytes, bool]:
+    data = f.read(READ_LIMIT + 1)
+    return data[:READ_LIMIT], len(data) > READ_LIMIT
+
+
+def _tail(f) -> tuple[bytes, bool]:
+    """The last READ_LIMIT bytes: sought in a file, kept while streaming from a pipe."""
+    if f.seekable():
+        size = f.seek(0, os.SEEK_END)
+        f.seek(max(0, size - READ_LIMIT))
+        return f.read(READ_LIMIT), size > READ_LIMIT
+    chunks, size = collections.deque(), 0
+    while chunk := f.read(_MIB):
+        chunks.append(chunk)
+        size += len(chunk)
+        while size - len(chunks[0]) >= READ_LIMIT:
+            size -= len(chunks.popleft())
+    data = b"".join(chunks)
+    return data[-READ_LIMIT:], len(data) > READ_LIMIT
+
+
+def outputs_of(text: str, name: str, error_log: bool) -> list[str]:
+    """The outputs to read: an error log's, cut at their headers; else the text, which must be one."""
+    if error_log:
+        return split_outputs(text)
+    found = sum(1 for _ in _MONITOR_HEADER_RE.finditer(text))
+    if found > 1:
+        raise Refused(f"{name} holds {found} monitor output headers: an error log is read with --error-log (its "
+                      "last complete output); in one output, statement text can forge a header")
+    return [text]
 
 
 def split_outputs(text: str) -> list[str]:

@@ -256,9 +256,17 @@ class BundleReader:
 
 
 def is_bundle(path: str) -> bool:
-    """Whether ``path`` is a ZIP file, so it is read as a bundle (and refused if it is not a sound one)."""
+    """Whether ``path`` is a ZIP file, so it is read as a bundle (and refused if it is not a sound one).
+
+    A bundle starts with a member's local header; is_zipfile alone looks for the end record, whose 22
+    bytes a status text can hold in its query text."""
     try:
-        return os.path.isfile(path) and zipfile.is_zipfile(path)
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as f:
+            if f.read(4) != b"PK\x03\x04":
+                return False
+        return zipfile.is_zipfile(path)
     except OSError:
         return False
 

@@ -180,14 +180,16 @@ def test_parse_command_prints_metrics_with_the_live_names():
     assert 'innodb_semaphore_waiting_threads{latch="BUF_POOL"} 20.0' in out.stdout
 
 
-def test_parse_reads_standard_input_and_the_last_of_several_outputs():
+def test_parse_reads_standard_input_and_with_error_log_the_last_of_several_outputs():
     with open(os.path.join(FIXTURES, "innodb_status", "mariadb-10.11.19.txt"), encoding="utf-8") as f:
         one = f.read()
     second = one.replace("History list length 90", "History list length 12345")
-    out = run("parse", "-", stdin=one + "\n" + second)
+    out = run("parse", "--error-log", "-", stdin=one + "\n" + second)
     assert out.returncode == 0
     assert "innodb_history_list_length 12345.0" in out.stdout
     assert "2 monitor outputs found" in out.stderr
+    out = run("parse", "-", stdin=one + "\n" + second)  # without --error-log a file is one output
+    assert out.returncode == 1 and "2 monitor output headers" in out.stderr and out.stdout == ""
 
 
 def test_parse_garbage_and_missing_files_fail_clearly(tmp_path):

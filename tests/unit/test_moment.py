@@ -57,6 +57,17 @@ def test_a_text_cut_before_the_buffer_pool_cannot_tell_io_but_still_shows_latche
     assert found["transactions"].holds is False  # "ACTIVE 300 sec" at most: under 600
 
 
+def test_a_text_cut_inside_semaphores_cannot_say_no_latch_waits():
+    # Cut after "OS WAIT ARRAY INFO: reservation count 815823", before the 28 "--Thread" entries.
+    text = read_status("mysql-5.7.26-semaphores.txt")
+    cut = text[:text.index("--Thread")]
+    found = findings(cut)
+    assert found["latch"].holds is None and "breaks off in SEMAPHORES" in found["latch"].evidence
+    # Cut after the first entry: one thread waits, which the threshold counts whatever the cut hides.
+    one = text[:text.index("--Thread", text.index("--Thread") + 1)]
+    assert T.latch_waiting_threads <= 1 and findings(one)["latch"].holds is True
+
+
 @pytest.mark.parametrize("line, changed, holds", [
     ("Pending reads      0", f"Pending reads      {T.pending_io}", False),
     ("Pending reads      0", f"Pending reads      {T.pending_io + 1}", True),

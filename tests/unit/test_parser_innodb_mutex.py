@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from innodb_exporter.parsers import innodb_mutex
 from support.golden import FIXTURES
 from support.tables import read_table
@@ -49,3 +51,17 @@ def test_bad_rows_are_problems_not_exceptions():
     reading = innodb_mutex.parse([("InnoDB",), ("InnoDB", "", "waits=1"), ("InnoDB", "x", "garbage")])
     assert reading.latches == []
     assert len(reading.problems) == 3
+
+
+@pytest.mark.parametrize("status", [
+    "waits=1e308", "waits=\u0661\u0662", "waits=12abc", "waits=1,234", "waits=" + "9" * 5000,
+    "waits=18446744073709551616", "spins=0,waits=-4,calls=103", "wäits=3",
+])
+def test_a_status_that_is_not_all_key_number_pairs_is_a_problem_not_a_part(status):
+    reading = innodb_mutex.parse([("InnoDB", "LOG_SYS", status)])
+    assert reading.latches == [] and len(reading.problems) == 1
+
+
+def test_counts_are_read_to_the_largest_the_server_prints():
+    reading = innodb_mutex.parse([("InnoDB", "LOG_SYS", "spins=0, waits=18446744073709551615")])
+    assert reading.latches[0].waits == 2**64 - 1 and reading.problems == []

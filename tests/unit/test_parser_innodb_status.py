@@ -131,7 +131,7 @@ def test_pending_aio_is_the_printed_total_or_the_sum_per_thread():
                 if x.startswith("Pending normal aio reads:"))
     per_thread = re.sub(r": [0-9]+ \[", ": [", line)  # 5.7+ prints only the list
     for aio in (line, per_thread):
-        text = "--------\nFILE I/O\n--------\nI/O thread 0 state: waiting for i/o request (insert buffer thread)\n" + aio
+        text = "--------\nFILE I/O\n--------\nI/O thread 0 state: waiting for i/o request (insert buffer thread)\n" + aio + "\n"
         io = innodb_status.parse(text).file_io
         assert (io.pending_normal_reads, io.pending_normal_writes) == (100, 0)
 
@@ -571,3 +571,145 @@ def test_every_cut_of_a_real_text_parses_without_exception(fixture):
     for cut in sorted(rng.sample(range(len(text)), 200)):
         status = innodb_status.parse(text[:cut])
         assert status.complete is False or cut > text.index("END OF INNODB MONITOR OUTPUT")
+
+
+# --- texts cut inside a line or a section -------------------------------------------------------
+
+def _scalars(obj, path=()):
+    """(path, value) of every number the parser vouches for; lists (the waits) and flags left out."""
+    if dataclasses.is_dataclass(obj):
+        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            yield from _scalars(value, (*path, key))
+    elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        yield path, obj
+
+
+@pytest.mark.parametrize("fixture", ["mysql-9.7.4-stock.txt", "mysql-8.0.26-semaphores-truncated.txt",
+                                     "mariadb-10.2.11.txt"])
+def test_a_text_cut_inside_a_number_gives_no_part_of_it(fixture):
+    # "History list length 15" cut from "... 154" is a number the server never printed.
+    text = golden.read_status(fixture)
+    whole = dict(_scalars(view(innodb_status.parse(text))))
+    cuts = [i for i in range(1, len(text)) if text[i - 1].isdigit() and text[i].isdigit()]
+    for cut in cuts:
+        status = innodb_status.parse(text[:cut])
+        wrong = {path: value for path, value in _scalars(view(status)) if whole.get(path) != value}
+        assert not wrong, (cut, text[text.rfind("\n", 0, cut) + 1:cut], wrong)
+        if status.sections_found:
+            assert any(p.endswith("text breaks off inside its last line, which is not read") for p in status.problems)
+
+
+def test_a_cut_at_a_line_end_reads_that_line():
+    text = golden.read_status("mysql-9.7.4-stock.txt")
+    cut = text[:text.index("History list length 154\n") + len("History list length 154\n")]
+    status = innodb_status.parse(cut)
+    assert status.transactions.history_list_length == 154 and not any("breaks off" in p for p in status.problems)
+
+
+def _longest_wait(text: str):
+    """The metrics' view of one text's semaphore waits: (longest wait, waiting threads per latch)."""
+    exposition = offline.render(offline.parse_texts([text])).decode()
+    longest = re.search(r"^innodb_semaphore_longest_wait_seconds (\S+)$", exposition, re.M)
+    return (float(longest.group(1)) if longest else None,
+            re.findall(r"^innodb_semaphore_waiting_threads\{[^}]*\} \S+$", exposition, re.M))
+
+
+def test_waits_of_a_text_cut_inside_semaphores_are_unknown():
+    text = golden.read_status("mysql-5.6.16-semaphores-truncated.txt")
+    assert _longest_wait(text)[0] == 251.0  # "--Thread 139611514595072 has waited ... for 251.00 seconds"
+    first_wait = text.index("--Thread ")
+    second_wait = text.index("--Thread ", first_wait + 1)
+    # Cut after the section's first line, and after its first waiting thread: more may wait, and longer.
+    for cut in (text.index("\n", text.index("OS WAIT ARRAY INFO")) + 1, second_wait):
+        status = innodb_status.parse(text[:cut])
+        assert status.semaphores.whole is False
+        assert _longest_wait(text[:cut]) == (None, [])
+    assert innodb_status.parse(text).semaphores.whole
+
+
+def test_the_old_layout_reads_transaction_ids_in_hexadecimal():
+    # MySQL 5.5 (innotop's t/innodb-status-006): "Trx id counter 38F90", "Purge done for trx's n:o < 38F6C".
+    text = read_hostile("mysql-5.5-unknown-minor.txt")
+    status = innodb_status.parse(text)
+    assert (status.transactions.trx_id_counter, status.transactions.purge_done_for) == (0x38F90, 0x38F6C)
+    assert status.problems == []  # 5.5 prints no "Pages flushed up to"
+    # A hexadecimal id without letters is hexadecimal too: the layout says so, not the token.
+    digits_only = innodb_status.parse(text.replace("n:o < 38F6C undo", "n:o < 38900 undo"))
+    assert digits_only.transactions.purge_done_for == 0x38900 and digits_only.problems == []
+
+
+@pytest.mark.parametrize("fixture", golden.status_fixtures())
+def test_every_newer_layout_reads_transaction_ids_in_decimal(fixture):
+    text = golden.read_status(fixture)
+    printed = re.search(r"^Trx id counter ([0-9A-F]+)$", text, re.M)
+    status = innodb_status.parse(text)
+    if printed:
+        assert status.transactions.trx_id_counter == int(printed.group(1))
+    assert not any("'Pages flushed up to'" in p for p in status.problems)
+
+
+@pytest.mark.parametrize("counter", ["1e308", "86F0", "0x10", "-5"])
+def test_a_transaction_id_that_is_no_number_of_the_layout_is_a_problem(counter):
+    text = golden.read_status("mysql-9.7.4-stock.txt").replace("Trx id counter 34391\n", f"Trx id counter {counter}\n")
+    status = innodb_status.parse(text)
+    assert status.transactions.trx_id_counter is None
+    assert status.problems == ["section TRANSACTIONS: unreadable 'Trx id counter' line"]
+
+
+def test_an_aio_list_item_that_is_no_number_is_a_problem():
+    # The server separates the items with ", ": "[0, 1,234, 0, 0]" is no list of 5 numbers, nor a total of 235.
+    real = golden.read_status("mysql-9.7.4-stock.txt")
+    line = "Pending normal aio reads: [0, 0, 0, 0] , aio writes: [0, 0, 0, 0] ,"
+    assert line in real
+    status = innodb_status.parse(real.replace(line, line.replace("[0, 0, 0, 0]", "[0, 1,234, 0, 0]", 1)))
+    assert status.file_io.pending_normal_reads is None
+    assert status.problems == ["section FILE I/O: unreadable 'Pending normal aio reads:' line"]
+
+
+GARBLED = [
+    # (fixture, the key of a line read by a full match, its section)
+    ("mysql-5.7.7.txt", "Mutex spin waits", "SEMAPHORES"),
+    ("mysql-9.7.4-stock.txt", "RW-shared spins", "SEMAPHORES"),
+    ("mysql-9.7.4-stock.txt", "RW-excl spins", "SEMAPHORES"),
+    ("mysql-9.7.4-stock.txt", "RW-sx spins", "SEMAPHORES"),
+    ("mysql-9.7.4-stock.txt", "OS WAIT ARRAY INFO: reservation count", "SEMAPHORES"),
+    ("mysql-9.7.4-stock.txt", "OS WAIT ARRAY INFO: signal count", "SEMAPHORES"),
+    ("mysql-5.7.7.txt", "Pending flushes (fsync)", "FILE I/O"),
+    ("mysql-5.7.7.txt", "OS file reads", "FILE I/O"),
+    ("mysql-5.7.7.txt", "Ibuf: size", "INSERT BUFFER AND ADAPTIVE HASH INDEX"),
+    ("mysql-5.7.7.txt", "Pending writes", "BUFFER POOL AND MEMORY"),
+    ("mysql-5.7.7.txt", "Buffer pool hit rate", "BUFFER POOL AND MEMORY"),
+    ("mysql-5.7.7.txt", "queries inside InnoDB", "ROW OPERATIONS"),
+    ("mysql-5.7.7.txt", "read views open inside InnoDB", "ROW OPERATIONS"),
+]
+
+
+@pytest.mark.parametrize("fixture,key,section", GARBLED)
+@pytest.mark.parametrize("garble", [lambda n: "-" + n, lambda n: "NaN", lambda n: n + "e308"],
+                         ids=["negative", "nan", "exponent"])
+def test_a_garbled_known_line_is_a_problem(fixture, key, section, garble):
+    real = golden.read_status(fixture)
+    line = next(x for x in real.split("\n") if key in x)
+    number = re.search(r"[0-9]+", line)
+    garbled = line[:number.start()] + garble(number.group()) + line[number.end():]
+    status = innodb_status.parse(real.replace(line, garbled, 1))
+    assert status.problems == [f"section {section}: unreadable '{key}' line"]
+
+
+def test_a_garbled_buffer_pool_instance_line_ends_the_instance_before_it():
+    real = golden.read_status(SEMAPHORES_57)
+    status = innodb_status.parse(real.replace("---BUFFER POOL 1\n", "---BUFFER POOL 1x\n", 1))
+    assert status.problems == ["section INDIVIDUAL BUFFER POOL INFO: unreadable '---BUFFER POOL' line"]
+    whole = parse(SEMAPHORES_57).buffer_pool_instances
+    assert status.buffer_pool_instances == {0: whole[0], 2: whole[2]}
+
+
+@pytest.mark.parametrize("fixture", golden.status_fixtures())
+def test_trailing_blanks_and_crlf_change_nothing(fixture):
+    text = golden.read_status(fixture)
+    status = innodb_status.parse(text)
+    for padded in (text.replace("\n", " \t \n"), text.replace("\n", "\r\n")):
+        again = innodb_status.parse(padded)
+        assert (view(again), again.problems) == (view(status), status.problems)

@@ -8,7 +8,9 @@ of ``key=value`` pairs:
     InnoDB  sum rwlock: buf0buf.cc:1460  waits=12                        (5.7, 8.0: block locks summed)
     InnoDB  LOG_SYS                      spins=0,waits=4,calls=103       (8.0 with latch monitoring on)
 
-Rows with the same name (one per buffer pool instance, say) are summed.
+Rows with the same name (one per buffer pool instance, say) are summed. A Status whose items are not all
+``key=value`` with a number as SHOW ENGINE INNODB STATUS prints them (innodb_status: ASCII digits, at
+most MAX_INT) makes its row a problem: ``waits=1e308``, ``waits=1,234`` are not read in part.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# waits=1        os_waits=3        spins=0,waits=4,calls=103
-_PAIR_RE = re.compile(r"(\w+)=(\d+)")
+from .innodb_status import MAX_DIGITS, MAX_INT
+
+# waits=1        os_waits=3        spins=0,waits=4,calls=103    (items separated by ",")
+_PAIR_RE = re.compile(rf"([a-z_]+)=([0-9]{{1,{MAX_DIGITS}}})")
 
 
 @dataclass
@@ -39,6 +43,14 @@ class MutexReading:
     problems: list[str] = field(default_factory=list)  # rows that did not parse
 
 
+def _pairs(status: str) -> list[tuple[str, int]] | None:
+    """The ``key=value`` items of a Status; None unless every item is one."""
+    matches = [_PAIR_RE.fullmatch(item.strip()) for item in status.split(",")]
+    if None in matches or any(int(m.group(2)) > MAX_INT for m in matches):
+        return None
+    return [(m.group(1), int(m.group(2))) for m in matches]
+
+
 def parse(rows) -> MutexReading:
     """Aggregate the rows by name."""
     by_name: dict[str, MutexStats] = {}
@@ -48,11 +60,11 @@ def parse(rows) -> MutexReading:
             problems.append(f"row with {len(row)} columns instead of 3")
             continue
         name = str(row[1]).strip()
-        pairs = _PAIR_RE.findall(str(row[2]))
+        pairs = _pairs(str(row[2]))
         if not name or not pairs:
-            problems.append("row without a name or without key=value counts")
+            problems.append("row without a name, or whose Status is not key=number items")
             continue
         stats = by_name.setdefault(name, MutexStats(name))
         for key, value in pairs:
-            stats.counts[key] = stats.counts.get(key, 0) + int(value)
+            stats.counts[key] = stats.counts.get(key, 0) + value
     return MutexReading(list(by_name.values()), problems)

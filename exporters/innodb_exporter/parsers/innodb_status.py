@@ -40,15 +40,22 @@ MAX_SECONDS. Fields that contradict each other (an LSN position beyond the curre
 pages beyond the pool size, purge ahead of the transaction counter, a hit rate above its denominator)
 are dropped (None) with a problem, so that nothing impossible follows from what is returned. A
 section that lacks a line every server prints in it, or whose numbers cannot be read, counts a
-problem; a section the server prints only sometimes may be absent. Lines are read one at a time with
-str methods and anchored expressions that cannot backtrack badly; the text is split at "\\n" only.
+problem; a section the server prints only sometimes may be absent; a line that holds the key of a
+known line but does not match it is a problem, never skipped. Lines are read one at a time with str
+methods and anchored expressions that cannot backtrack badly; the text is split at "\\n" only, and each
+line loses its trailing blanks (spaces, tabs, the \\r of CRLF). A text that breaks off (no END marker)
+without a line end has lost part of its last line, which is not read.
+
+The old layout (5.0-5.5) is told from the newer by a line only it prints in the front (_OLD_LAYOUT_RE);
+it prints transaction ids in hexadecimal (5.1 plugin, 5.5) or two decimal halves (5.0, 5.1) and no
+'Pages flushed up to'. Every other text prints them in decimal.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from itertools import combinations
+from itertools import combinations, repeat
 
 MAX_INT = 2**64 - 1  # the server prints unsigned 64-bit numbers
 MAX_DIGITS = 20
@@ -96,6 +103,7 @@ class Semaphores:
     signal_count: int | None = None
     spin: dict[str, SpinStats] = field(default_factory=dict)  # mode -> stats
     waits: list[SemaphoreWait] = field(default_factory=list)
+    whole: bool = True  # False when the text breaks off in this section: more threads may wait than it lists
 
 
 @dataclass
@@ -245,12 +253,13 @@ def _lsn(tokens: list[str]) -> int:
     raise _Unreadable
 
 
-def _trx_id(token: str) -> int:
-    """A transaction id: decimal since 5.6, hexadecimal in 5.1/5.5, two 32-bit halves in 5.0."""
+def _trx_id(token: str, old_layout: bool) -> int:
+    """A transaction id: decimal since 5.6; in the old layout hexadecimal (5.1 plugin, 5.5) or two decimal
+    32-bit halves (5.0, 5.1). The layout, not the token, says which: ``38900`` is hexadecimal in 5.5."""
+    if not old_layout:
+        return _num(token)
     if " " in token:
         return _lsn(token.split(" "))
-    if token.isascii() and token.isdigit():
-        return _num(token)
     if 0 < len(token) <= 16 and token.isascii() and all(c in "0123456789abcdefABCDEF" for c in token):
         return int(token, 16)
     raise _Unreadable
@@ -258,7 +267,6 @@ def _trx_id(token: str) -> int:
 
 def _is_dashes(line: str) -> bool:
     """The line above or below a section title."""
-    line = line.rstrip(" \t")
     return len(line) >= 3 and line.count("-") == len(line)
 
 
@@ -300,6 +308,14 @@ class _Section:
 
     def unreadable(self) -> None:
         self.problem(f"unreadable '{self.current}' line")
+
+    def garbled(self, line: str, keys: tuple[str, ...]) -> None:
+        """A line no pattern matched that holds the key of a known line: a garbled one, not another line."""
+        for key in keys:
+            if key in line:
+                if self.take(key):
+                    self.unreadable()
+                return
 
     def require(self, *keys: str) -> None:
         """Lines every server prints in this section (unless the text breaks off in it)."""
@@ -348,10 +364,12 @@ class _Layout:
 class _Reader:
     def __init__(self, text: str, status: InnodbStatus):
         self.raw = text
-        self.lines = text.replace("\r\n", "\n").split("\n")  # never splitlines(): user text holds \x1c, \u2028
+        # Never splitlines(): user text holds \x1c, \u2028. One pass strips the \r of CRLF with the blanks.
+        self.lines = [*map(str.rstrip, text.split("\n"), repeat(" \t\r"))]
         self.status = status
         self.problems = _Problems(status.problems)
         self.mariadb_105 = False  # see _read_section
+        self.old_layout = False  # 5.0-5.5: see the module doc
 
     def read(self) -> None:
         headers = self._headers()
@@ -366,12 +384,25 @@ class _Reader:
         if layout.forged_transactions:
             self.problems.add("section TRANSACTIONS: several headers follow LATEST FOREIGN KEY ERROR or LATEST "
                               "DETECTED DEADLOCK (user text forges them); none is read")
+        if not layout.complete and not self.raw.endswith("\n"):
+            self._drop_cut_line(layout)
+        self.old_layout = any(_OLD_LAYOUT_RE.match(line) for title, start, end in layout.sections if title in FRONT
+                              for line in self.lines[start:end])
         for title, start, end in layout.sections:
             self._read_section(title, self.lines[start:end], layout.complete or end < len(self.lines))
         if layout.transactions is not None:
             self._read_transactions(*layout.transactions)
         if layout.complete:
             self._require_sections(layout)
+
+    def _drop_cut_line(self, layout: _Layout) -> None:
+        """The text breaks off inside its last line: what it holds (the start of a number, say) is not read.
+        The line is blanked, not removed, so that the layout's line indices stay valid."""
+        last = len(self.lines) - 1
+        parts = layout.sections + ([("TRANSACTIONS", *layout.transactions)] if layout.transactions else [])
+        where = next((f"section {title}: " for title, start, end in parts if start <= last < end), "")
+        self.problems.add(f"{where}text breaks off inside its last line, which is not read")
+        self.lines[-1] = ""
 
     def _headers(self) -> list[tuple[int, str]]:
         """(line index, title) of each section header and END marker, in text order.
@@ -510,7 +541,7 @@ class _Reader:
         elif title == "INSERT BUFFER AND ADAPTIVE HASH INDEX":
             st.insert_buffer = _read_insert_buffer(sec, lines)
         elif title == "LOG":
-            st.log = _read_log(sec, lines)
+            st.log = _read_log(sec, lines, self.old_layout)
         elif title == "BUFFER POOL AND MEMORY":
             st.buffer_pool = _read_pool(sec, lines)
             self.mariadb_105 |= (st.buffer_pool.pending_writes_lru is not None
@@ -523,8 +554,9 @@ class _Reader:
 
     def _read_transactions(self, start: int, stop: int) -> None:
         list_start = self._summary_end(start, stop)
-        sec = _Section(self.problems, "TRANSACTIONS", check_missing=list_start < len(self.lines))
-        trx = _read_trx_summary(sec, self.lines[start:list_start])
+        # The summary is whole when a line follows it: a text can break off after any of its lines.
+        sec = _Section(self.problems, "TRANSACTIONS", check_missing=any(self.lines[list_start:stop]))
+        trx = _read_trx_summary(sec, self.lines[start:list_start], self.old_layout)
         _count_trx_list(trx, self.lines[list_start:stop])
         self.status.transactions = trx
 
@@ -544,6 +576,13 @@ _SPIN_RE = re.compile(r"(Mutex spin waits|RW-shared spins|RW-excl spins|RW-sx sp
 _SPIN_OLD_RE = re.compile(r"RW-shared spins ([0-9]+), OS waits ([0-9]+); RW-excl spins ([0-9]+), OS waits ([0-9]+)")
 _SPIN_MODES = {"Mutex spin waits": "mutex", "RW-shared spins": "rw_shared", "RW-excl spins": "rw_excl",
                "RW-sx spins": "rw_sx"}
+_RESERVATION, _SIGNAL = "OS WAIT ARRAY INFO: reservation count", "OS WAIT ARRAY INFO: signal count"
+_SEMAPHORE_KEYS = (_RESERVATION, _SIGNAL, *_SPIN_MODES)  # the lines above, by the key they are taken under
+# Lines only the old layout (5.0-5.5) prints, in the front where no user text reaches:
+# srv_master_thread loops: 1090 1_second, 1090 sleeps, 102 10_second, 143 background, 143 flush   (5.1 plugin, 5.5)
+# RW-shared spins 2, OS waits 1; RW-excl spins 0, OS waits 0                                     (5.0 to 5.5.16)
+# Since 5.6: "srv_master_thread loops: 8135 srv_active, ..." and "RW-shared spins 0, rounds 4, OS waits 2".
+_OLD_LAYOUT_RE = re.compile(r"srv_master_thread loops: [0-9]+ 1_second,|RW-shared spins [0-9]+, OS waits ")
 # --Thread 140426528233808 has waited at btr/btr0sea.c line 774 for 0.00 seconds the semaphore:
 # --Thread 139731125044992 has waited at trx0i_s.cc line 1074 for 256 seconds the semaphore:   (8.0)
 _WAIT_START, _WAIT_END, _WAIT_AT = "--Thread ", " seconds the semaphore:", " has waited at "
@@ -598,12 +637,12 @@ def _read_semaphores(sec: _Section, lines: list[str]) -> Semaphores:
         line = line.rstrip()
         try:
             if m := _RESERVATION_RE.fullmatch(line):
-                if sec.take("OS WAIT ARRAY INFO: reservation count"):
+                if sec.take(_RESERVATION):
                     sem.reservation_count = _num(m.group(1))
-                if m.group(2) is not None and sec.take("OS WAIT ARRAY INFO: signal count"):
+                if m.group(2) is not None and sec.take(_SIGNAL):
                     sem.signal_count = _num(m.group(2))
             elif m := _SIGNAL_RE.fullmatch(line):
-                if sec.take("OS WAIT ARRAY INFO: signal count"):
+                if sec.take(_SIGNAL):
                     sem.signal_count = _num(m.group(1))
             elif m := _SPIN_RE.fullmatch(line):
                 if sec.take(m.group(1)):
@@ -618,6 +657,8 @@ def _read_semaphores(sec: _Section, lines: list[str]) -> Semaphores:
                 if not sep or _WAIT_AT not in head:
                     raise _Unreadable
                 waits.append((i, _seconds(seconds)))
+            else:
+                sec.garbled(line, _SEMAPHORE_KEYS)
         except _Unreadable:
             sec.unreadable()
     for n, (i, seconds) in enumerate(waits):
@@ -628,8 +669,8 @@ def _read_semaphores(sec: _Section, lines: list[str]) -> Semaphores:
             latch = ("unknown", "unknown")
         sem.waits.append(SemaphoreWait(latch=latch[0], kind=latch[1], seconds=seconds))
     if any(line.strip() for line in lines):  # MariaDB 10.6+ prints this section empty
-        sec.require("OS WAIT ARRAY INFO: reservation count", "OS WAIT ARRAY INFO: signal count",
-                    "RW-shared spins", "RW-excl spins")
+        sec.require(_RESERVATION, _SIGNAL, "RW-shared spins", "RW-excl spins")
+    sem.whole = sec.check_missing
     return sem
 
 
@@ -651,7 +692,7 @@ _ACTIVE_RE = re.compile(r"\n---TRANSACTION [^\n]*?, ACTIVE (?:\(PREPARED\) )?([0
 _LOCK_WAIT = "\nLOCK WAIT "
 
 
-def _read_trx_summary(sec: _Section, lines: list[str]) -> Transactions:
+def _read_trx_summary(sec: _Section, lines: list[str], old_layout: bool) -> Transactions:
     """The summary lines the server prints before the list: the trusted part of TRANSACTIONS."""
     trx = Transactions()
     for line in lines:
@@ -659,13 +700,13 @@ def _read_trx_summary(sec: _Section, lines: list[str]) -> Transactions:
         try:
             if line.startswith(_TRX_COUNTER):
                 if sec.take("Trx id counter"):
-                    trx.trx_id_counter = _trx_id(line[len(_TRX_COUNTER):])
+                    trx.trx_id_counter = _trx_id(line[len(_TRX_COUNTER):], old_layout)
             elif line.startswith(_PURGE):
                 if sec.take("Purge done for"):
                     done, sep, _ = line[len(_PURGE):].partition(" undo n:o < ")
                     if not sep:
                         raise _Unreadable
-                    trx.purge_done_for = _trx_id(done)
+                    trx.purge_done_for = _trx_id(done, old_layout)
             elif line.startswith(_HISTORY):
                 if sec.take("History list length"):
                     trx.history_list_length = _num(line[len(_HISTORY):])
@@ -702,10 +743,12 @@ _FSYNC_RE = re.compile(r"Pending flushes \(fsync\) log: ([0-9]+); buffer pool: (
 _FSYNC_TOTAL_RE = re.compile(r"Pending flushes \(fsync\): ([0-9]+)")
 # 179 OS file reads, 1511 OS file writes, 13643 OS fsyncs
 _OS_RE = re.compile(r"([0-9]+) OS file reads, ([0-9]+) OS file writes, ([0-9]+) OS fsyncs")
+_FSYNC, _OS = "Pending flushes (fsync)", "OS file reads"
 
 
 def _aio_count(part: str) -> int | None:
-    """`` 0 [0, 0, 0, 0] ``, `` [1, 0, 2] ``, `` 0`` -> the total; empty -> None."""
+    """`` 0 [0, 0, 0, 0] ``, `` [1, 0, 2] ``, `` 0`` -> the total; empty -> None. The server separates the
+    items with ", ": ``[0, 1,234]`` holds an item that is no number, not 1 and 234."""
     part = part.strip().rstrip(",").strip()
     if not part:
         return None
@@ -716,9 +759,9 @@ def _aio_count(part: str) -> int | None:
     inner, close, after = rest.partition("]")
     if not close or after.strip():
         raise _Unreadable
+    values = [_num(item) for item in inner.split(", ")] if inner else []
     if total:
         return _num(total)
-    values = [_num(x.strip()) for x in inner.split(",")] if inner.strip() else []
     if sum(values) > MAX_INT:
         raise _Unreadable
     return sum(values)
@@ -747,17 +790,19 @@ def _read_file_io(sec: _Section, lines: list[str]) -> FileIO:
                     for name, value in pending.items():
                         setattr(io, name, value)
             elif m := _FSYNC_RE.fullmatch(line):
-                if sec.take("Pending flushes (fsync)"):
+                if sec.take(_FSYNC):
                     io.pending_fsyncs_log, io.pending_fsyncs_buffer_pool = _num(m.group(1)), _num(m.group(2))
             elif m := _FSYNC_TOTAL_RE.fullmatch(line):
-                if sec.take("Pending flushes (fsync)"):
+                if sec.take(_FSYNC):
                     io.pending_fsyncs = _num(m.group(1))
             elif m := _OS_RE.fullmatch(line):
-                if sec.take("OS file reads"):
+                if sec.take(_OS):
                     io.os_reads, io.os_writes, io.os_fsyncs = (_num(g) for g in m.groups())
+            else:
+                sec.garbled(line, (_FSYNC, _OS))
         except _Unreadable:
             sec.unreadable()
-    sec.require("Pending flushes (fsync)", "OS file reads")
+    sec.require(_FSYNC, _OS)
     if io_threads:  # MySQL, Percona, MariaDB before 10.6: one line per I/O thread, then the pending aio
         sec.require(_AIO)
     return io
@@ -777,6 +822,7 @@ _IBUF_OLD_MERGES_RE = re.compile(r"[0-9]+ inserts, [0-9]+ merged recs, ([0-9]+) 
 # discarded operations:
 #  insert 0, delete mark 0, delete 0
 _IBUF_OPS_RE = re.compile(r"insert ([0-9]+), delete mark ([0-9]+), delete ([0-9]+)")
+_IBUF, _IBUF_OLD_MERGES = "Ibuf: size", "merged recs"
 
 
 def _read_insert_buffer(sec: _Section, lines: list[str]) -> InsertBuffer:
@@ -786,13 +832,13 @@ def _read_insert_buffer(sec: _Section, lines: list[str]) -> InsertBuffer:
         line = line.rstrip()
         try:
             if m := _IBUF_RE.fullmatch(line):
-                if sec.take("Ibuf: size"):
+                if sec.take(_IBUF):
                     ib.size, ib.free_list_len, ib.seg_size = (_num(g) for g in m.group(1, 2, 3))
                     if m.group(4) is not None:
                         ib.merges = _num(m.group(4))
             elif m := _IBUF_OLD_MERGES_RE.fullmatch(line):
                 old_format = True
-                if sec.take("merged recs, merges") and ib.merges is None:
+                if sec.take(_IBUF_OLD_MERGES) and ib.merges is None:
                     ib.merges = _num(m.group(1))
             elif line in ("merged operations:", "discarded operations:"):
                 if sec.take(line):
@@ -801,9 +847,11 @@ def _read_insert_buffer(sec: _Section, lines: list[str]) -> InsertBuffer:
                         raise _Unreadable
                     counts = dict(zip(("insert", "delete_mark", "delete"), (_num(g) for g in ops.groups())))
                     (ib.merged if line == "merged operations:" else ib.discarded).update(counts)
+            else:
+                sec.garbled(line, (_IBUF, _IBUF_OLD_MERGES))
         except _Unreadable:
             sec.unreadable()
-    sec.require("Ibuf: size")
+    sec.require(_IBUF)
     if not old_format:
         sec.require("merged operations:", "discarded operations:")
     return ib
@@ -840,7 +888,7 @@ _LOG_ORDER = (
 )
 
 
-def _read_log(sec: _Section, lines: list[str]) -> Log:
+def _read_log(sec: _Section, lines: list[str], old_layout: bool) -> Log:
     log = Log()
     for line in lines:
         key, values = _keyed(line.rstrip())
@@ -852,7 +900,9 @@ def _read_log(sec: _Section, lines: list[str]) -> Log:
                 setattr(log, name, _lsn(values))
         except _Unreadable:
             sec.unreadable()
-    sec.require("Log sequence number", "Log flushed up to", "Pages flushed up to", "Last checkpoint at")
+    sec.require("Log sequence number", "Log flushed up to", "Last checkpoint at")
+    if not old_layout:  # since 5.6
+        sec.require("Pages flushed up to")
     if "Max checkpoint age" in sec.seen or "Checkpoint age" in sec.seen:  # Percona Server, XtraDB
         sec.require("Max checkpoint age", "Checkpoint age")
     _ordered(sec, log, _LOG_ORDER)
@@ -879,8 +929,9 @@ _PENDING_WRITES_RE = re.compile(r"Pending writes: LRU ([0-9]+), flush list ([0-9
 # Buffer pool hit rate 999 / 1000, young-making rate 0 / 1000 not 3 / 1000
 _HIT_RE = re.compile(r"Buffer pool hit rate ([0-9]+) / ([0-9]+)(?:,.*)?")
 _NO_GETS = "No buffer pool page gets since the last printout"
+_PENDING_WRITES, _HIT = "Pending writes", "Buffer pool hit rate"
 # ---BUFFER POOL 0
-_INSTANCE_RE = re.compile(r"---BUFFER POOL ([0-9]+)")
+_INSTANCE, _INSTANCE_RE = "---BUFFER POOL", re.compile(r"---BUFFER POOL ([0-9]+)")
 
 
 def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
@@ -896,18 +947,20 @@ def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
                         raise _Unreadable
                     setattr(bp, _POOL_FIELDS[key], _num(values[0]))
             elif m := _PENDING_WRITES_RE.fullmatch(line):
-                if sec.take("Pending writes"):
+                if sec.take(_PENDING_WRITES):
                     bp.pending_writes_lru, bp.pending_writes_flush_list = _num(m.group(1)), _num(m.group(2))
                     if m.group(3) is not None:
                         bp.pending_writes_single_page = _num(m.group(3))
             elif m := _HIT_RE.fullmatch(line):
-                if sec.take("Buffer pool hit rate"):
+                if sec.take(_HIT):
                     hit = _num(m.group(1)), _num(m.group(2))
             elif line == _NO_GETS:
-                sec.take("Buffer pool hit rate")
+                sec.take(_HIT)
+            else:
+                sec.garbled(line, (_PENDING_WRITES, _HIT))
         except _Unreadable:
             sec.unreadable()
-    sec.require(*_POOL_FIELDS, "Pending writes", "Buffer pool hit rate")
+    sec.require(*_POOL_FIELDS, _PENDING_WRITES, _HIT)
     if hit is not None:
         if 0 < hit[1] and hit[0] <= hit[1]:
             bp.hit_rate = hit[0] / hit[1]
@@ -919,21 +972,28 @@ def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
     return bp
 
 
+def _pool_number(line: str) -> int | None:
+    """The instance a ``---BUFFER POOL n`` line starts; None when the line is garbled."""
+    m = _INSTANCE_RE.fullmatch(line.rstrip())
+    try:
+        return _num(m.group(1), MAX_POOLS - 1) if m else None
+    except _Unreadable:
+        return None
+
+
 def _read_instances(sec: _Section, lines: list[str]) -> dict[int, BufferPool]:
-    marks = []
-    for i, line in enumerate(lines):
-        if m := _INSTANCE_RE.fullmatch(line.rstrip()):
-            try:
-                marks.append((i, _num(m.group(1), MAX_POOLS - 1)))
-            except _Unreadable:
-                sec.problem("unreadable '---BUFFER POOL' line")
+    # Every line that starts like an instance's first ends the one before, garbled or not.
+    marks = [(i, _pool_number(line)) for i, line in enumerate(lines) if line.startswith(_INSTANCE)]
     if not marks and sec.check_missing:
-        sec.problem("no '---BUFFER POOL' line")
+        sec.problem(f"no '{_INSTANCE}' line")
     pools: dict[int, BufferPool] = {}
     for n, (i, pool) in enumerate(marks):
         end = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        if pool is None:
+            sec.problem(f"unreadable '{_INSTANCE}' line")
+            continue
         if pool in pools:
-            sec.problem("repeated '---BUFFER POOL' line")
+            sec.problem(f"repeated '{_INSTANCE}' line")
             continue
         check = sec.check_missing or n + 1 < len(marks)
         pools[pool] = _read_pool(_Section(sec.problems, f"{sec.name} {pool}", check), lines[i + 1:end])
@@ -946,6 +1006,7 @@ def _read_instances(sec: _Section, lines: list[str]) -> dict[int, BufferPool]:
 _QUERIES_RE = re.compile(r"([0-9]+) queries inside InnoDB, ([0-9]+) queries in queue")
 # 7 read views open inside InnoDB
 _VIEWS_RE = re.compile(r"([0-9]+) read views open inside InnoDB")
+_QUERIES, _VIEWS = "queries inside InnoDB", "read views open inside InnoDB"
 
 
 def _read_row_operations(sec: _Section, lines: list[str], mariadb_105: bool) -> RowOperations:
@@ -954,14 +1015,16 @@ def _read_row_operations(sec: _Section, lines: list[str], mariadb_105: bool) -> 
         line = line.rstrip()
         try:
             if m := _QUERIES_RE.fullmatch(line):
-                if sec.take("queries inside InnoDB"):
+                if sec.take(_QUERIES):
                     ro.queries_inside, ro.queries_queued = _num(m.group(1)), _num(m.group(2))
             elif m := _VIEWS_RE.fullmatch(line):
-                if sec.take("read views open inside InnoDB"):
+                if sec.take(_VIEWS):
                     ro.read_views = _num(m.group(1))
+            else:
+                sec.garbled(line, (_QUERIES, _VIEWS))
         except _Unreadable:
             sec.unreadable()
-    sec.require("read views open inside InnoDB")
+    sec.require(_VIEWS)
     if not mariadb_105:
-        sec.require("queries inside InnoDB")
+        sec.require(_QUERIES)
     return ro
