@@ -2,18 +2,22 @@
 
     python -m stack.native up | down | status        (./innodb-stack up runs this when no Docker engine runs)
 
-Everything lives under ``.stack/`` (data, logs, pid files, the generated credentials), so ``down``
-stops exactly what ``up`` started and ``up`` again resumes with the same data. Prometheus runs the very
+Everything lives under ``.stack/`` (data, logs, pid files, the generated credentials, the settings `up`
+ran with), so ``down`` stops exactly what ``up`` started and ``up`` again resumes with the same data; an
+``up`` with other settings while the stack runs is refused (``down`` first). Prometheus runs the very
 prometheus.yml and rules compose uses; only the addresses in its target files differ.
 
 Environment:
-  MYSQL_ADDRESS              watch this server instead of starting the demo server; the exporters
-                             log in with MYSQL_EXPORTER_USER (default exporter) and MYSQLD_EXPORTER_PASSWORD
+  MYSQL_ADDRESS              watch this server instead of starting the demo server: HOST[:PORT] (default
+                             port 3306), [IPv6]:PORT or unix:///path/to/mysqld.sock; the exporters log in
+                             with MYSQL_EXPORTER_USER (default exporter) and MYSQLD_EXPORTER_PASSWORD, which
+                             only their my.cnf files in .stack/secrets hold
   STACK_SERVER               the demo server: mariadb-10.11 (default, this machine's package), mariadb-11.8
                              or mysql-9 (Debian trixie's and sid's, run in a Debian root that stack/roots.py
                              builds on first use, about a minute, as root); its data is in .stack/<name>
-                             (.stack/mariadb for the default) and its port STACK_PORT_MARIADB
-  STACK_BIND                 address the services listen on (default 127.0.0.1)
+                             (.stack/mariadb for the default) and its port STACK_PORT_MARIADB (on 127.0.0.1)
+  STACK_BIND                 the IP address the services listen on (default 127.0.0.1; 0.0.0.0 or :: for
+                             every address)
   STACK_PORT_<SERVICE>       e.g. STACK_PORT_PROMETHEUS=19090 (defaults: the usual ports, MariaDB 33306)
   STACK_SYSBENCH_RATE        demo load in transactions per second (default 20; 0 = as fast as it goes)
   STACK_STORE                victoriametrics: Prometheus also writes every sample with remote_write to a
@@ -26,19 +30,26 @@ Environment:
 from __future__ import annotations
 
 import argparse
+import errno
+import ipaddress
+import json
 import os
 import secrets
 import shutil
 import socket
 import subprocess
 import sys
+import time
+import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 
+from innodb_exporter import addresses
+from innodb_exporter.config import PASSWORD_ENV
 from innodb_replay.processes import Process
 
-from . import devices, roots
-from .servers import FLAVORS, Sysbench, options, server, wait_for
+from . import devices
+from .servers import FLAVORS, MariaDB, MySQL, Sysbench, options, server
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROVISIONING = os.path.join(REPO, "provisioning")
@@ -57,6 +68,19 @@ EVALUATION_INTERVAL = "15s"
 # The demo server is the flavour's tuned configuration: the monitoring options, the INNODB_METRICS counters
 # the exporter reads, a REDO log small enough that checkpoint age moves under the demo load.
 DEMO_SERVER = "mariadb-10.11"
+# The demo server writes its own pid file: a pid there is its only while it runs one of these programs.
+SERVER_PROGRAMS = tuple(sorted({*MariaDB.binaries, *MySQL.binaries}))
+DEMO_HOST = "127.0.0.1"  # where stack/servers.py has the demo server listen, whatever STACK_BIND says
+# The path each service answers on once it is ready.
+READY_PATHS = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": "/", "alertmanager": "/-/ready",
+               "victoriametrics": "/health", "vmalert": "/health", "prometheus": "/-/ready",
+               "grafana": "/api/health"}
+READY_TIMEOUT = 60  # seconds a service may take to answer ready
+RETENTION = "30d"  # as docker-compose.yml's Prometheus and VictoriaMetrics keep
+
+
+class StackError(Exception):
+    """Something the user has to change; the command prints it as one error line."""
 
 
 def demo_name(flavor: str) -> str:
@@ -77,40 +101,151 @@ class Settings:
     rule_overrides: tuple = ()  # alerts/mixin.py --set KEY=VALUE, for tests that lower thresholds
     exporter_flags: tuple = ()  # more innodb-exporter flags, e.g. a shorter --capture.cooldown for tests
     store: str | None = None  # None, or one of STORES: Prometheus remote-writes to it, its ruler alerts too
+    exporter_user: str = "exporter"  # the account the exporters log in as on MYSQL_ADDRESS
+    exporter_password: str = field(default="", repr=False)  # its password: only the exporters' my.cnf files hold it
     python: str = sys.executable
 
     @classmethod
     def from_environment(cls, environ=os.environ) -> "Settings":
         s = cls()
-        s.bind = environ.get("STACK_BIND", s.bind)
+        s.bind = _bind_address(environ.get("STACK_BIND", s.bind))
         for name in s.ports:
-            value = environ.get(f"STACK_PORT_{name.upper()}")
-            if value:
-                s.ports[name] = int(value)
-        s.mysql_address = environ.get("MYSQL_ADDRESS") or None
+            s.ports[name] = _integer(environ, f"STACK_PORT_{name.upper()}", s.ports[name])
+        s.mysql_address = _watched_address(environ.get("MYSQL_ADDRESS", ""))
         s.server = environ.get("STACK_SERVER") or s.server
         if s.server not in FLAVORS:
-            raise SystemExit(f"STACK_SERVER={s.server!r}: one of {', '.join(FLAVORS)}")
-        s.sysbench_rate = int(environ.get("STACK_SYSBENCH_RATE", s.sysbench_rate))
+            raise StackError(f"STACK_SERVER={s.server!r}: one of {', '.join(FLAVORS)}")
+        s.sysbench_rate = _integer(environ, "STACK_SYSBENCH_RATE", s.sysbench_rate)
         s.store = environ.get("STACK_STORE") or None
         if s.store and s.store not in STORES:
-            raise SystemExit(f"STACK_STORE={s.store!r}: one of {', '.join(STORES)}, or empty for none")
+            raise StackError(f"STACK_STORE={s.store!r}: one of {', '.join(STORES)}, or empty for none")
+        s.exporter_user = environ.get("MYSQL_EXPORTER_USER") or s.exporter_user
+        s.exporter_password = environ.get(PASSWORD_ENV, "")
         return s
+
+    def environment(self) -> dict[str, str]:
+        """These settings as the variables that give them, those that shape what `up` runs: what it saves,
+        and what the next `up` must give while the stack runs."""
+        env = {"MYSQL_ADDRESS": self.mysql_address or "", "STACK_BIND": self.bind, "STACK_STORE": self.store or ""}
+        if self.mysql_address:
+            env["MYSQL_EXPORTER_USER"] = self.exporter_user
+        else:
+            env.update(STACK_SERVER=self.server, STACK_SYSBENCH_RATE=str(self.sysbench_rate))
+        env.update({f"STACK_PORT_{name.upper()}": str(self.ports[name]) for name in self.listening()})
+        return env
+
+    def listening(self) -> list[str]:
+        """The services with a port that `up` starts with these settings (the replay Prometheus is
+        innodb-replay import's)."""
+        return [name for name in self.ports if name != "replay_prometheus"
+                and not (name == "mariadb" and self.mysql_address)
+                and not (name in STORE_SERVICES and name not in STORES.get(self.store, ()))]
 
     def path(self, *parts) -> str:
         return os.path.join(self.root, *parts)
 
+    def listen_host(self, service: str) -> str:
+        return DEMO_HOST if service == "mariadb" else self.bind
+
+    def listen_address(self, service: str) -> str:
+        """HOST:PORT a service listens on."""
+        return _join(self.listen_host(service), self.ports[service])
+
     def address(self, service: str) -> str:
-        host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else self.bind
-        return f"{host}:{self.ports[service]}"
+        """HOST:PORT the other services reach it at: loopback when it listens on every address."""
+        host = self.listen_host(service)
+        return _join({"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host), self.ports[service])
 
     def url(self, service: str) -> str:
         return f"http://{self.address(service)}"
 
+    def watched(self) -> addresses.Address:
+        """The server the exporters watch: MYSQL_ADDRESS, else the demo server."""
+        return _parse_address(self.mysql_address) if self.mysql_address else \
+            addresses.Address(DEMO_HOST, self.ports["mariadb"])
 
-def _process(settings: Settings, name: str, pid_file: str | None = None) -> Process:
+
+def _join(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _integer(environ, name: str, default: int) -> int:
+    value = environ.get(name) or str(default)
+    if not value.isdigit():
+        raise StackError(f"{name}={value!r} is not a number")
+    return int(value)
+
+
+def _bind_address(value: str) -> str:
+    """STACK_BIND: an IP address (an IPv6 one with or without brackets); empty is 0.0.0.0."""
+    text = value.strip()
+    text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
+    try:
+        return str(ipaddress.ip_address(text or "0.0.0.0"))
+    except ValueError:
+        raise StackError(f"STACK_BIND={value!r} is not an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0)") from None
+
+
+def _parse_address(value: str) -> addresses.Address:
+    try:
+        return addresses.parse(value)  # as the exporter reads --mysqld.address
+    except addresses.AddressError as exc:
+        raise StackError(f"MYSQL_ADDRESS: {exc} (HOST[:PORT], [IPv6]:PORT or unix:///path)") from None
+
+
+def _watched_address(value: str) -> str | None:
+    """MYSQL_ADDRESS in the exporter's spelling (port 3306 when none is given); None when empty."""
+    return str(_parse_address(value)) if value.strip() else None
+
+
+# --- the exporters' my.cnf files -----------------------------------------------------------------------
+
+# Our exporter reads a value as mysys does (innodb_exporter/config.py): in double quotes, a backslash
+# escapes; a line break must be escaped, or it would end the value.
+_MYSYS_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r"}
+
+
+def mysys_quoted(value: str) -> str:
+    return '"' + "".join(_MYSYS_ESCAPES.get(char, char) for char in value) + '"'
+
+
+def go_ini_quoted(value: str) -> str:
+    """Debian's mysqld_exporter reads its my.cnf with go-ini, which takes a value in backticks verbatim, up
+    to the last backtick of its first line, or, over several lines, of the first line that holds one; so
+    no backtick may come before the value's last line break (nothing else is special: '#', ';', quotes)."""
+    if "`" in value.rpartition("\n")[0]:
+        raise StackError(f"{PASSWORD_ENV} (or MYSQL_EXPORTER_USER) holds a backtick before a line break, which "
+                         "mysqld_exporter's my.cnf cannot carry: give the exporter account another password")
+    return f"`{value}`"
+
+
+# One my.cnf per exporter, each quoted as that exporter reads it.
+CNF_QUOTING = {"innodb_exporter": mysys_quoted, "mysqld_exporter": go_ini_quoted}
+
+
+def exporter_cnf(server: addresses.Address, user: str, password: str, quoted) -> str:
+    """A [client] section for ``server``; a socket path is quoted like the credentials."""
+    if server.socket:
+        where = f"socket={quoted(server.socket)}\n"
+    else:
+        host = f"[{server.host}]" if ":" in server.host else server.host  # both read [IPv6]
+        where = f"host={host}\nport={server.port}\n"
+    return f"[client]\nuser={quoted(user)}\npassword={quoted(password)}\n{where}"
+
+
+# --- processes and ports -------------------------------------------------------------------------------
+
+
+def _process(settings: Settings, name: str, pid_file: str | None = None, programs: tuple = ()) -> Process:
     """A service of the stack: its pid file under .stack/run, its log under .stack/logs."""
-    return Process(pid_file or settings.path("run", f"{name}.pid"), settings.path("logs", f"{name}.log"), cwd=REPO)
+    return Process(pid_file or settings.path("run", f"{name}.pid"), settings.path("logs", f"{name}.log"), cwd=REPO,
+                   programs=programs)
+
+
+def child_environment(environ=os.environ) -> dict[str, str]:
+    """The environment of every process `up` starts: the caller's without the exporter password, which
+    /proc/PID/environ would show (the exporters read it from their my.cnf)."""
+    return {key: value for key, value in environ.items() if key != PASSWORD_ENV}
 
 
 def _binary(*names: str) -> str:
@@ -118,99 +253,166 @@ def _binary(*names: str) -> str:
         found = shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/usr/bin/{name}") if os.path.exists(p)), None)
         if found:
             return found
-    raise SystemExit(f"none of {', '.join(names)} is installed; ./innodb-stack up installs Debian's packages")
+    raise StackError(f"none of {', '.join(names)} is installed; ./innodb-stack up installs Debian's packages")
 
 
-def _port_free(host: str, port: int) -> bool:
-    with socket.socket() as s:
+def bind_error(host: str, port: int) -> int | None:
+    """The errno binding HOST:PORT fails with (None: free), in the address family of HOST."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        # As the services bind: a port whose last connections wait out TIME_WAIT is free to them.
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
-        except OSError:
-            return False
-    return True
+        except OSError as exc:
+            return exc.errno
+    return None
 
 
-def _http_ok(url: str) -> bool:
-    with urllib.request.urlopen(url, timeout=2) as response:
-        return response.status == 200
+def _http_get(url: str, timeout: float = 2) -> tuple[int | None, str]:
+    """(status, body); (None, why) when nothing answered."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
+    except OSError as exc:
+        return None, str(getattr(exc, "reason", exc))
+
+
+def _indented(text: str) -> str:
+    return "\n".join(f"    {line}" for line in text.splitlines()) or "    (empty)"
 
 
 class Stack:
     def __init__(self, settings: Settings):
         self.s = settings
+        self.env = child_environment()
         self.services = {name: _process(settings, name) for name in
                          ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
                           *STORE_SERVICES, "prometheus", "grafana")}
         # The demo server of every flavour, by the pid file the server writes: `down` stops whichever runs.
         self.server_processes = {flavor: _process(settings, demo_name(flavor),
-                                                  settings.path(demo_name(flavor), "mysqld.pid"))
+                                                  settings.path(demo_name(flavor), "mysqld.pid"), SERVER_PROGRAMS)
                                  for flavor in FLAVORS}
         self.mariadb_process = self.server_processes[settings.server]  # the one STACK_SERVER picks
         # Started by `innodb-replay import` (its default data directory is .stack/replay/data); down stops it.
         self.services["replay_prometheus"] = _process(settings, "replay_prometheus",
                                                       settings.path("replay", "data.prometheus", "prometheus.pid"))
 
-    # --- credentials -----------------------------------------------------------------------------
+    # --- credentials and settings ----------------------------------------------------------------
 
     def _secret(self, name: str) -> str:
         """A generated password, kept in .stack/secrets (mode 0600): no default password anywhere."""
         path = self.s.path("secrets", name)
         if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
-                f.write(secrets.token_urlsafe(18))
+            self._write_secret(name, secrets.token_urlsafe(18))
         with open(path) as f:
             return f.read().strip()
 
-    def _exporter_cnf(self, host: str, port: int, user: str, password: str) -> str:
-        """The my.cnf both exporters read: the password stays out of command lines and environments."""
-        path = self.s.path("secrets", "exporter.cnf")
+    def _write_secret(self, name: str, text: str) -> str:
+        path = self.s.path("secrets", name)
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-            f.write(f"[client]\nuser={user}\npassword={password}\nhost={host}\nport={port}\n")
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
+            f.write(text)
         return path
+
+    def _exporter_cnfs(self, user: str, password: str) -> dict[str, str]:
+        """Each exporter's my.cnf for the watched server: the password stays out of command lines and
+        environments. Both are quoted before either is written: a password one cannot carry is refused."""
+        texts = {name: exporter_cnf(self.s.watched(), user, password, quoted) for name, quoted in CNF_QUOTING.items()}
+        return {name: self._write_secret(f"{name}.cnf", text) for name, text in texts.items()}
+
+    def settings_path(self) -> str:
+        return self.s.path("run", "settings.json")
+
+    def saved_settings(self) -> dict | None:
+        """The settings the running stack was brought up with (Settings.environment), None when unknown."""
+        try:
+            with open(self.settings_path(), encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    def _save_settings(self) -> None:
+        path = self.settings_path()
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(self.s.environment(), f, indent=1, sort_keys=True)
+        os.replace(path + ".tmp", path)
+
+    def running(self) -> list[str]:
+        """The stack's processes that run (not the replay Prometheus: innodb-replay import runs that)."""
+        names = [name for name, p in self.services.items() if name != "replay_prometheus" and p.pid()]
+        return names + [demo_name(flavor) for flavor, p in self.server_processes.items() if p.pid()]
+
+    def check_settings(self) -> None:
+        """While the stack runs, `up` only starts what is stopped: with other settings it would rewrite the
+        configuration of processes that keep running with the old one."""
+        running = self.running()
+        if not running:
+            return
+        saved = self.saved_settings()
+        if saved is None:
+            raise StackError(f"the stack runs ({', '.join(running)}) with settings {self.settings_path()} does not "
+                             "record: run ./innodb-stack down first")
+        # Which settings apply follows from MYSQL_ADDRESS and STACK_STORE, which always do.
+        wanted = self.s.environment()
+        differ = [f"{key}={saved[key] or '(unset)'} (now {wanted[key] or '(unset)'})"
+                  for key in sorted(saved.keys() & wanted.keys()) if saved[key] != wanted[key]]
+        if differ:
+            raise StackError(f"the stack runs with other settings: {', '.join(differ)}; run ./innodb-stack down "
+                             "first")
 
     # --- up --------------------------------------------------------------------------------------
 
     def check_ports(self) -> None:
-        taken = [f"{name} {port}" for name, port in self.s.ports.items()
-                 if not (name == "mariadb" and self.s.mysql_address) and name != "replay_prometheus"
-                 and not self._other_store(name)
-                 and not self._ours(name)
-                 and not _port_free(self.s.bind, port)]
+        """Every port `up` listens on is free, or its own service holds it."""
+        problem = bind_error(self.s.bind, 0)
+        if problem:
+            why = "not an address of this host" if problem == errno.EADDRNOTAVAIL else os.strerror(problem)
+            raise StackError(f"STACK_BIND={self.s.bind}: {why}")
+        taken = [self._holder(name) for name in self.s.listening()
+                 if not self._ours(name) and bind_error(self.s.listen_host(name), self.s.ports[name])]
         if taken:
-            raise SystemExit(f"ports in use: {', '.join(taken)}; set STACK_PORT_<SERVICE> (e.g. "
+            raise StackError(f"ports in use: {', '.join(taken)}; set STACK_PORT_<SERVICE> (e.g. "
                              f"STACK_PORT_PROMETHEUS=19090) or stop what holds them")
 
-    def _other_store(self, name: str) -> bool:
-        """A service of a store this stack's settings do not run."""
-        return name in STORE_SERVICES and name not in STORES.get(self.s.store, ())
+    def _holder(self, name: str) -> str:
+        """A taken port, with the stack's own demo server when another flavour of it runs there."""
+        taken = f"{name} {self.s.ports[name]}"
+        if name != "mariadb":
+            return taken
+        others = [demo_name(flavor) for flavor, p in self.server_processes.items() if p.pid()]
+        return taken + (f" (the stack's demo server {others[0]} runs: ./innodb-stack down first)" if others else "")
 
     def _ours(self, name: str) -> bool:
         process = self.mariadb_process if name == "mariadb" else self.services.get(name)
         return bool(process and process.pid())
 
     def up(self) -> None:
+        self.check_settings()
         self.check_ports()
         os.makedirs(self.s.root, exist_ok=True)
-        if self.s.mysql_address:
-            host, _, port = self.s.mysql_address.rpartition(":")
-            user = os.environ.get("MYSQL_EXPORTER_USER", "exporter")
-            password = os.environ.get("MYSQLD_EXPORTER_PASSWORD", "")
-            cnf = self._exporter_cnf(host, int(port or 3306), user, password)
-        else:
-            cnf = self._demo_server()
+        cnfs = self._own_server_cnfs() if self.s.mysql_address else None  # refused before anything starts
+        self._save_settings()
+        cnfs = cnfs or self._demo_server()
         config_dir = self.prometheus_dir()  # first: its target file is also the exporter's allow-list
-        self._start_exporters(cnf, os.path.join(config_dir, "targets", "mysql.yml"))
+        self._start_exporters(cnfs, os.path.join(config_dir, "targets", "mysql.yml"))
         self._start_alertmanager()
         self._start_store(os.path.join(config_dir, "rules"))
         self._start_prometheus(config_dir)
         self._start_grafana()
         self._wait_ready()
         self._print_urls()
+        self._warn_unless_healthy()
 
-    def _demo_server(self) -> str:
+    def _own_server_cnfs(self) -> dict[str, str]:
+        if not self.s.exporter_password:  # mysqld_exporter exits on an empty one
+            raise StackError(f"MYSQL_ADDRESS={self.s.mysql_address}: set {PASSWORD_ENV}, the password of the "
+                             f"exporters' account {self.s.exporter_user} on it (README.md, Grants)")
+        return self._exporter_cnfs(self.s.exporter_user, self.s.exporter_password)
+
+    def _demo_server(self) -> dict[str, str]:
         flavor = self.s.server
         demo_options = options(flavor, "tuned") if self.s.mysql_options is None \
             else self.s.mysql_options
@@ -226,25 +428,25 @@ class Stack:
         if first_time:
             load.prepare()
         if not self.services["sysbench"].pid():
-            self.services["sysbench"].start(load.run_command(seconds=10 * 365 * 86400, rate=self.s.sysbench_rate))
-        return self._exporter_cnf("127.0.0.1", self.s.ports["mariadb"], "exporter", exporter_password)
+            self.services["sysbench"].start(load.run_command(seconds=10 * 365 * 86400, rate=self.s.sysbench_rate),
+                                            env=self.env)
+        return self._exporter_cnfs("exporter", exporter_password)
 
-    def _start_exporters(self, cnf: str, targets_file: str) -> None:
+    def _start_exporters(self, cnfs: dict[str, str], targets_file: str) -> None:
         exporter = os.path.join(os.path.dirname(self.s.python), "innodb-exporter")
         cmd = [exporter] if os.path.exists(exporter) else [self.s.python, "-m", "innodb_exporter"]
-        env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "exporters"))
-        env.pop("MYSQLD_EXPORTER_PASSWORD", None)
         # /probe reaches the servers Prometheus' target file lists; Alertmanager's webhook captures into captures/.
         self.services["innodb_exporter"].start(
-            [*cmd, f"--web.listen-address={self.s.address('innodb_exporter')}", f"--config.my-cnf={cnf}",
-             f"--probe.targets-file={targets_file}", f"--capture.dir={self.s.path('captures')}",
-             *self.s.exporter_flags], env=env)
+            [*cmd, f"--web.listen-address={self.s.listen_address('innodb_exporter')}",
+             f"--config.my-cnf={cnfs['innodb_exporter']}", f"--probe.targets-file={targets_file}",
+             f"--capture.dir={self.s.path('captures')}", *self.s.exporter_flags],
+            env=dict(self.env, PYTHONPATH=os.path.join(REPO, "exporters")))
         self.services["mysqld_exporter"].start(
-            [_binary("prometheus-mysqld-exporter", "mysqld_exporter"), f"--config.my-cnf={cnf}",
-             f"--web.listen-address={self.s.address('mysqld_exporter')}"], env=env)
+            [_binary("prometheus-mysqld-exporter", "mysqld_exporter"), f"--config.my-cnf={cnfs['mysqld_exporter']}",
+             f"--web.listen-address={self.s.listen_address('mysqld_exporter')}"], env=self.env)
         self.services["node_exporter"].start(
             [_binary("prometheus-node-exporter", "node_exporter"),
-             f"--web.listen-address={self.s.address('node_exporter')}"])
+             f"--web.listen-address={self.s.listen_address('node_exporter')}"], env=self.env)
 
     def alertmanager_config(self) -> str:
         """Compose's alertmanager.yml with the exporter's address here, for the capture webhook."""
@@ -260,7 +462,8 @@ class Stack:
         self.services["alertmanager"].start(
             [_binary("prometheus-alertmanager", "alertmanager"), f"--config.file={self.alertmanager_config()}",
              f"--storage.path={self.s.path('alertmanager')}",
-             f"--web.listen-address={self.s.address('alertmanager')}", "--cluster.listen-address="])
+             f"--web.listen-address={self.s.listen_address('alertmanager')}", "--cluster.listen-address="],
+            env=self.env)
 
     def prometheus_dir(self) -> str:
         """The configuration Prometheus reads: compose's prometheus.yml and rules, local target files."""
@@ -270,9 +473,9 @@ class Stack:
         os.makedirs(rules)
         mixin = os.path.join(REPO, "alerts", "mixin.py")
         sets = [arg for item in self.s.rule_overrides for arg in ("--set", item)]
-        subprocess.run([self.s.python, mixin, "--out", rules, *sets], check=True)
+        subprocess.run([self.s.python, mixin, "--out", rules, *sets], check=True, env=self.env)
         shutil.copy(os.path.join(PROVISIONING, "prometheus", "prometheus.yml"), config_dir)
-        env = dict(os.environ, MYSQL_ADDRESS=self.s.mysql_address or self.s.address("mariadb"),
+        env = dict(self.env, MYSQL_ADDRESS=str(self.s.watched()),
                    INNODB_EXPORTER=self.s.address("innodb_exporter"), MYSQLD_EXPORTER=self.s.address("mysqld_exporter"),
                    NODE_EXPORTER=self.s.address("node_exporter"), PROMETHEUS=self.s.address("prometheus"),
                    ALERTMANAGER=self.s.address("alertmanager"),
@@ -297,44 +500,63 @@ class Stack:
             return
         store = self.s.url("victoriametrics")
         self.services["victoriametrics"].start(
-            [_binary("victoria-metrics"), f"-httpListenAddr={self.s.address('victoriametrics')}",
-             f"-storageDataPath={self.s.path('victoriametrics')}", "-retentionPeriod=30d"])
+            [_binary("victoria-metrics"), f"-httpListenAddr={self.s.listen_address('victoriametrics')}",
+             f"-storageDataPath={self.s.path('victoriametrics')}", f"-retentionPeriod={RETENTION}", *self._tcp6()],
+            env=self.env)
         # vmalert restores its alerts' state from the store when it starts: the store must answer by then.
-        wait_for(lambda: _http_ok(store + "/health"), 60,
-                 what=f"victoriametrics on {store} (log: {self.services['victoriametrics'].log_path})")
+        self._wait_until_ready("victoriametrics")
         self.services["vmalert"].start(
-            [_binary("vmalert"), f"-httpListenAddr={self.s.address('vmalert')}", f"-rule={rules}/*.yml",
+            [_binary("vmalert"), f"-httpListenAddr={self.s.listen_address('vmalert')}", f"-rule={rules}/*.yml",
              f"-datasource.url={store}", f"-remoteWrite.url={store}", f"-remoteRead.url={store}",
              f"-notifier.url={self.s.url('alertmanager')}", f"-evaluationInterval={EVALUATION_INTERVAL}",
-             f"-external.url={self.s.url('vmalert')}"])
+             f"-external.url={self.s.url('vmalert')}", *self._tcp6()], env=self.env)
+
+    def _tcp6(self) -> list[str]:
+        """VictoriaMetrics' programs listen and dial on IPv4 only unless told."""
+        return ["-enableTCP6"] if ":" in self.s.bind else []
 
     def _start_prometheus(self, config_dir: str) -> None:
         self.services["prometheus"].start(
             [_binary("prometheus"), f"--config.file={self.prometheus_config(config_dir)}",
-             f"--storage.tsdb.path={os.path.join(config_dir, 'data')}",
-             f"--web.listen-address={self.s.address('prometheus')}", "--web.enable-lifecycle"])
+             f"--storage.tsdb.path={os.path.join(config_dir, 'data')}", f"--storage.tsdb.retention.time={RETENTION}",
+             f"--web.listen-address={self.s.listen_address('prometheus')}", "--web.enable-lifecycle"], env=self.env)
 
     def _start_grafana(self) -> None:
         """Grafana joins where a grafana binary is installed (Debian does not package it)."""
         try:
             binary = _binary("grafana", "grafana-server")
-        except SystemExit:
+        except StackError:
             return
         from .grafana import command
 
-        self.services["grafana"].start(*command(self.s, binary, self._secret("grafana-admin")))
+        argv, env = command(self.s, binary, self._secret("grafana-admin"))
+        self.services["grafana"].start(argv, env=child_environment(env))
 
     def _wait_ready(self) -> None:
-        checks = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": "/",
-                  "alertmanager": "/-/ready", "victoriametrics": "/health", "vmalert": "/health",
-                  "prometheus": "/-/ready", "grafana": "/api/health"}
-        for name, path in checks.items():
-            if name == "grafana" and not self.services["grafana"].pid():
-                continue
-            if self._other_store(name):
-                continue
-            wait_for(lambda: _http_ok(self.s.url(name) + path), 60,
-                     what=f"{name} on {self.s.url(name)} (log: {self.services[name].log_path})")
+        for name in READY_PATHS:
+            if name in self.s.listening() and (name != "grafana" or self.services["grafana"].pid()):
+                self._wait_until_ready(name)
+
+    def _wait_until_ready(self, name: str) -> None:
+        """Until the service answers ready; as soon as its process is gone, an error with the end of its log."""
+        process, url = self.services[name], self.s.url(name) + READY_PATHS[name]
+        deadline = time.monotonic() + READY_TIMEOUT
+        while _http_get(url)[0] != 200:
+            if process.pid() is None:
+                raise StackError(f"{name} exited while starting; the end of its log, {process.log_path}:\n"
+                                 f"{_indented(process.log_tail())}")
+            if time.monotonic() > deadline:
+                raise StackError(f"{name} did not answer ready on {url} within {READY_TIMEOUT} s "
+                                 f"(log: {process.log_path})")
+            time.sleep(0.2)
+
+    def _warn_unless_healthy(self) -> None:
+        """The exporters answer whether or not the watched server lets them in: say when it does not."""
+        status, answer = _http_get(self.s.url("innodb_exporter") + "/-/healthy", timeout=15)
+        if status != 200:
+            print(f"warning: the innodb exporter cannot scrape {self.s.watched()}: {status or 'no answer'} "
+                  f"{answer.strip()}; the server's own words are in {self.services['innodb_exporter'].log_path}",
+                  file=sys.stderr)
 
     def _print_urls(self) -> None:
         print("InnoDB stack is up:")
@@ -359,30 +581,48 @@ class Stack:
                 stopped.append(demo_name(flavor))
         print("stopped: " + (", ".join(stopped) if stopped else "nothing was running"))
 
-    def status(self) -> dict[str, int | None]:
-        pids = {name: p.pid() for name, p in self.services.items()
-                if not self._other_store(name) or p.pid()}
+    def status(self) -> list[tuple[str, int | None, str]]:
+        """(name, pid or None, where it listens) of every service these settings run, and of any that runs."""
+        rows, listening = [], self.s.listening()
+        for name, process in self.services.items():
+            pid = process.pid()
+            if pid or name in listening or (name == "sysbench" and not self.s.mysql_address):
+                rows.append((name, pid, self.s.url(name) if name in listening else ""))
         for flavor, process in self.server_processes.items():
-            if flavor == self.s.server or process.pid():
-                pids[demo_name(flavor)] = process.pid()
-        return pids
+            pid = process.pid()
+            if pid or (flavor == self.s.server and not self.s.mysql_address):
+                rows.append((demo_name(flavor), pid, self.s.address("mariadb") if flavor == self.s.server else ""))
+        return rows
+
+
+def _status_lines(stack: Stack) -> list[str]:
+    lines = [f"{name:16} " + (f"running, pid {pid}" + (f", {where}" if where else "") if pid else "stopped")
+             for name, pid, where in stack.status()]
+    return lines + [f"{'watching':16} {stack.s.watched()}"]
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m stack.native", description=__doc__.splitlines()[0])
     p.add_argument("command", choices=["up", "down", "status"])
     args = p.parse_args(argv)
-    stack = Stack(Settings.from_environment())
-    if args.command == "up":
-        try:
+    try:
+        settings = Settings.from_environment()
+        # Read into the settings: nothing this command starts needs it in its environment (stack.servers
+        # starts the demo server with this process's).
+        os.environ.pop(PASSWORD_ENV, None)
+        stack = Stack(settings)
+        if args.command == "up":
             stack.up()
-        except roots.RootError as exc:  # the demo server's Debian root could not be built
-            raise SystemExit(f"error: {exc}")
-    elif args.command == "down":
-        stack.down()
-    else:
-        for name, pid in stack.status().items():
-            print(f"{name:16} {'running, pid ' + str(pid) if pid else 'stopped'}")
+            return 0
+        saved = stack.saved_settings()  # down and status: the settings the stack runs with
+        stack = Stack(Settings.from_environment(saved)) if saved and stack.running() else stack
+        if args.command == "down":
+            stack.down()
+        else:
+            print("\n".join(_status_lines(stack)))
+    except (StackError, RuntimeError, TimeoutError) as exc:  # RuntimeError: roots.RootError, a server's start
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -98,9 +98,12 @@ def _find(*names: str) -> str | None:
     return None
 
 
-# The account the tests give the exporter: the grants the README asks for.
+# The account the tests and the demo give the exporters: the grants the README asks for.
 EXPORTER_USER, EXPORTER_PASSWORD = "exporter", "exp-Secret-4711"
 EXPORTER_GRANTS = ("PROCESS, REPLICATION CLIENT ON *.*", "SELECT ON performance_schema.*")
+# MariaDB 10.5+ no longer lets REPLICATION CLIENT run SHOW SLAVE STATUS, which mysqld_exporter's
+# slave_status collector sends on every scrape: SLAVE MONITOR does.
+MARIADB_EXPORTER_GRANTS = ("PROCESS, REPLICATION CLIENT, SLAVE MONITOR ON *.*", "SELECT ON performance_schema.*")
 
 # What the README advises for monitoring a MariaDB: latch instruments on, and a REDO log small enough
 # that sysbench moves checkpoint age within seconds (the buffer pool is the default, stated so that a
@@ -165,6 +168,7 @@ class Server:
     root_name: str | None = None  # the stack.roots root it runs in; None: this machine's own package
     package = ""  # the Debian package of the server binary, whose version package_version() gives
     binaries: tuple[str, ...] = ()  # the server binary's names, the first installed wins
+    exporter_grants: tuple[str, ...] = EXPORTER_GRANTS  # create_user's default
     throwaway_options: tuple[str, ...] = ()  # beyond the common ones, what a throwaway server needs
 
     def __init__(self, options=(), root_password: str = "root-pw", directory: str | None = None,
@@ -338,11 +342,11 @@ class Server:
         """The Debian package version of the server binary, e.g. "9.7.4-2"."""
         return roots.installed_versions(self.root).get(self.package, "")
 
-    def create_user(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD,
-                    grants=EXPORTER_GRANTS) -> None:
+    def create_user(self, user: str = EXPORTER_USER, password: str = EXPORTER_PASSWORD, grants=None) -> None:
+        """The account, with ``grants`` (default: the exporters' grants on this server's family)."""
         for host in ("%%", "localhost"):
             self.sql(f"CREATE USER IF NOT EXISTS '{user}'@'{host}' IDENTIFIED BY %s", (password,))
-        for grant in grants:
+        for grant in self.exporter_grants if grants is None else grants:
             self.sql(f"GRANT {grant} TO '{user}'@'%'")
             self.sql(f"GRANT {grant} TO '{user}'@'localhost'")
 
@@ -354,6 +358,7 @@ class MariaDB(Server):
     family = "mariadb"
     package = "mariadb-server-core"
     binaries = ("mariadbd", "mysqld")
+    exporter_grants = MARIADB_EXPORTER_GRANTS
 
     def __init__(self, options=MONITORING_OPTIONS, basedir: str | None = None, root_password: str = "root-pw",
                  directory: str | None = None, port: int | None = None, config: str = "custom"):

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
+import socket
 import subprocess
+import sys
 
 import pytest
 import yaml
 
+from innodb_exporter import config as exporter_config
+from innodb_exporter.addresses import Address
+from stack.native import (DEFAULT_PORTS, Settings, Stack, StackError, exporter_cnf, go_ini_quoted,
+                          mysys_quoted)
+from stack.servers import EXPORTER_GRANTS, MARIADB_EXPORTER_GRANTS
 from support.golden import TESTS
+from support.servers import free_port, wait_for
 
 ROOT = os.path.dirname(TESTS)
 PROVISIONING = os.path.join(ROOT, "provisioning")
@@ -97,7 +106,7 @@ def test_docker_compose_config_validates(tmp_path):
     with open(os.path.join(ROOT, ".env.example")) as f:
         env_file.write_text(f.read().replace("PASSWORD=\n", "PASSWORD=not-a-real-one\n"))
     out = compose("--env-file", str(env_file), "config")
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 0 and out.stderr == "", out.stderr
     config = yaml.safe_load(out.stdout)
     services = config["services"]
     assert set(services) == {"mysql", "sysbench", "innodb-exporter", "mysqld-exporter", "node-exporter",
@@ -120,12 +129,280 @@ def test_compose_refuses_to_start_without_passwords():
 
 
 def test_mysql_address_points_every_service_at_your_own_server(tmp_path):
+    """Without the demo, its root password is not needed; the exporters' password is."""
     env_file = tmp_path / "env"
     with open(os.path.join(ROOT, ".env.example")) as f:
-        env_file.write_text(f.read().replace("PASSWORD=\n", "PASSWORD=not-a-real-one\n"))
-    out = compose("--env-file", str(env_file), "config", env={"MYSQL_ADDRESS": "db.example:3306"})
-    assert out.returncode == 0, out.stderr
+        env_file.write_text(f.read().replace("_ADMIN_PASSWORD=\n", "_ADMIN_PASSWORD=not-a-real-one\n"))
+    own = {"MYSQL_ADDRESS": "db.example:3306", "COMPOSE_PROFILES": ""}
+    refused = compose("--env-file", str(env_file), "config", env=own)
+    assert refused.returncode != 0 and "set MYSQLD_EXPORTER_PASSWORD in .env" in refused.stderr
+    out = compose("--env-file", str(env_file), "config", env={**own, "MYSQLD_EXPORTER_PASSWORD": "yours"})
+    assert out.returncode == 0 and out.stderr == "", out.stderr
     services = yaml.safe_load(out.stdout)["services"]
+    assert services["innodb-exporter"]["environment"]["MYSQLD_EXPORTER_PASSWORD"] == "yours"
+    assert services["mysqld-exporter"]["environment"]["MYSQLD_EXPORTER_PASSWORD"] == "yours"
     assert "--mysqld.address=db.example:3306" in services["innodb-exporter"]["command"]
     assert "--mysqld.address=db.example:3306" in services["mysqld-exporter"]["command"]
     assert services["prometheus"]["environment"]["MYSQL_ADDRESS"] == "db.example:3306"
+
+
+# --- the native stack's settings ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, spelled", [
+    ("127.0.0.1", "127.0.0.1:3306"), ("db.example:3307", "db.example:3307"), ("[::1]:3306", "[::1]:3306"),
+    ("::1", "[::1]:3306"), ("unix:///run/mysqld/mysqld.sock", "unix:///run/mysqld/mysqld.sock")])
+def test_mysql_address_is_read_as_the_exporter_reads_it(given, spelled):
+    assert Settings.from_environment({"MYSQL_ADDRESS": given}).mysql_address == spelled
+
+
+@pytest.mark.parametrize("given", ["db:99999", "db:port", "unix://relative/path", "[::1"])
+def test_a_mysql_address_the_exporter_cannot_read_is_refused(given):
+    with pytest.raises(StackError, match=r"^MYSQL_ADDRESS: .*\(HOST\[:PORT\], \[IPv6\]:PORT or unix:///path\)$"):
+        Settings.from_environment({"MYSQL_ADDRESS": given})
+
+
+def test_the_command_prints_one_error_line_not_a_traceback():
+    out = subprocess.run([sys.executable, "-m", "stack.native", "status"], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "MYSQL_ADDRESS": "db.example:99999"})
+    assert out.returncode == 1, out.stdout
+    assert out.stderr.startswith("error: MYSQL_ADDRESS: ") and out.stderr.count("\n") == 1, out.stderr
+
+
+@pytest.mark.parametrize("given, bind", [("[::1]", "::1"), ("::1", "::1"), ("", "0.0.0.0"), ("0.0.0.0", "0.0.0.0")])
+def test_stack_bind_is_an_ip_address(given, bind):
+    assert Settings.from_environment({"STACK_BIND": given}).bind == bind
+
+
+def test_stack_bind_that_is_no_ip_address_is_refused():
+    with pytest.raises(StackError, match="STACK_BIND='localhost' is not an IP address"):
+        Settings.from_environment({"STACK_BIND": "localhost"})
+
+
+def test_services_listen_on_stack_bind_and_are_reached_on_loopback():
+    every = Settings(bind="::", ports=dict(DEFAULT_PORTS, prometheus=19090))
+    assert every.listen_address("prometheus") == "[::]:19090" and every.url("prometheus") == "http://[::1]:19090"
+    # The demo server listens on 127.0.0.1 whatever STACK_BIND says (stack/servers.py).
+    assert Settings(bind="10.0.0.5").address("mariadb") == "127.0.0.1:33306"
+
+
+# --- the exporters' my.cnf files ---------------------------------------------------------------------
+
+HOSTILE_PASSWORDS = ["Abx1#yz;q", "q\"uo'te\\s\\", " spaces ", "tab\there", "line\nbreak", "cr\rlf\r\n", "`ticks`",
+                     "%(x)s", "é€😀", "".join(map(chr, range(1, 128)))]
+
+
+@pytest.mark.parametrize("password", HOSTILE_PASSWORDS)
+def test_our_exporter_reads_back_every_password_its_my_cnf_holds(tmp_path, password):
+    path = tmp_path / "my.cnf"
+    path.write_text(exporter_cnf(Address("127.0.0.1", 3306), "exporter", password, mysys_quoted), encoding="utf-8")
+    assert exporter_config.read_my_cnf(str(path))["client"]["password"] == password
+
+
+def test_mysqld_exporter_takes_its_values_in_backticks():
+    """go-ini: verbatim up to the last backtick of the first line that has one (tests/integration/
+    test_stack_native.py logs in with such passwords through the real mysqld_exporter)."""
+    assert go_ini_quoted("Abx1#yz;q") == "`Abx1#yz;q`"
+    assert go_ini_quoted("a\nb`c") == "`a\nb`c`"
+    with pytest.raises(StackError, match="backtick before a line break"):
+        go_ini_quoted("a`b\nc")
+
+
+def test_each_exporter_gets_the_server_as_it_reads_it():
+    assert exporter_cnf(Address("::1", 3307), "u", "p", go_ini_quoted) == \
+        "[client]\nuser=`u`\npassword=`p`\nhost=[::1]\nport=3307\n"
+    assert exporter_cnf(Address(None, None, "/run/my sql.sock"), "u", "p", mysys_quoted) == \
+        '[client]\nuser="u"\npassword="p"\nsocket="/run/my sql.sock"\n'
+
+
+@pytest.fixture
+def own_server_stack(tmp_path):
+    """``own_server_stack(**settings)``: a stack for your server on free ports, stopped after the test
+    whatever its up started."""
+    made = []
+
+    def make(**settings) -> Stack:
+        made.append(Stack(Settings(root=str(tmp_path / ".stack"), ports={name: free_port() for name in DEFAULT_PORTS},
+                                   **settings)))
+        return made[-1]
+
+    yield make
+    for stack in made:
+        stack.down()
+
+
+def test_a_password_mysqld_exporter_cannot_carry_is_refused_before_anything_starts(tmp_path, own_server_stack):
+    stack = own_server_stack(mysql_address="127.0.0.1:3306", exporter_password="se`cret\nline")
+    with pytest.raises(StackError, match="backtick before a line break") as refused:
+        stack.up()
+    assert "se`cret" not in str(refused.value)
+    assert stack.running() == [] and not (tmp_path / ".stack" / "secrets").exists()
+
+
+# --- a second up -------------------------------------------------------------------------------------
+
+@pytest.fixture
+def running_stack(tmp_path):
+    """Settings saved as `up` saves them, and one process of the stack running (a sleep stands for it)."""
+    settings = Settings(root=str(tmp_path / ".stack"), ports={name: free_port() for name in DEFAULT_PORTS},
+                        mysql_address="db1.example:3306")
+    stack = Stack(settings)
+    stack._save_settings()
+    stack.services["node_exporter"].start(["sleep", "300"])
+    yield stack
+    stack.services["node_exporter"].stop(timeout=5)
+
+
+def test_a_second_up_with_other_settings_is_refused_naming_what_differs(running_stack):
+    s = running_stack.s
+    other = Settings(root=s.root, ports=dict(s.ports, prometheus=s.ports["prometheus"] + 1),
+                     mysql_address="db2.example:3306")
+    with pytest.raises(StackError) as refused:
+        Stack(other).up()
+    assert str(refused.value) == (
+        f"the stack runs with other settings: MYSQL_ADDRESS=db1.example:3306 (now db2.example:3306), "
+        f"STACK_PORT_PROMETHEUS={s.ports['prometheus']} (now {s.ports['prometheus'] + 1}); "
+        "run ./innodb-stack down first")
+    assert not os.path.exists(s.path("prometheus")), "nothing was rewritten"
+    Stack(s).check_settings()  # the same settings: up goes on and starts what is stopped
+
+
+def test_a_running_stack_without_saved_settings_is_not_guessed_at(running_stack):
+    os.remove(running_stack.settings_path())
+    with pytest.raises(StackError, match=r"the stack runs \(node_exporter\) with settings .* does not record"):
+        running_stack.check_settings()
+
+
+# --- ports -------------------------------------------------------------------------------------------
+
+def test_a_bind_address_of_another_host_is_named_so(tmp_path):
+    stack = Stack(Settings(root=str(tmp_path), bind="192.0.2.1"))
+    with pytest.raises(StackError, match=r"^STACK_BIND=192\.0\.2\.1: not an address of this host$"):
+        stack.check_ports()
+
+
+def test_an_ipv6_bind_address_is_checked_as_the_services_bind_it(tmp_path):
+    ports = {name: free_port() for name in DEFAULT_PORTS}
+    stack = Stack(Settings(root=str(tmp_path), bind="::1", ports=ports))
+    stack.check_ports()  # free
+    with socket.socket(socket.AF_INET6) as held:
+        held.bind(("::1", ports["prometheus"]))
+        held.listen()
+        with pytest.raises(StackError, match=f"^ports in use: prometheus {ports['prometheus']};"):
+            stack.check_ports()
+
+
+def test_a_port_the_stack_s_other_demo_server_holds_names_it(tmp_path):
+    """STACK_SERVER=mysql-9 while the default demo server runs on the demo port."""
+    root = tmp_path / ".stack"
+    ports = {name: free_port() for name in DEFAULT_PORTS}
+    pid_file = root / "mariadb" / "mysqld.pid"
+    pid_file.parent.mkdir(parents=True)
+    mariadbd = tmp_path / "mariadbd"  # what the pid file's process runs, as the real one would
+    mariadbd.symlink_to(os.path.realpath(sys.executable))  # the interpreter itself, not a shim that reads argv[0]
+    holder = subprocess.Popen([str(mariadbd), "-c", (
+        "import os, socket, time\n"
+        f"s = socket.socket(); s.bind(('127.0.0.1', {ports['mariadb']})); s.listen()\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "time.sleep(300)\n")])
+    try:
+        wait_for(pid_file.exists, 10, what="the stand-in demo server")
+        stack = Stack(Settings(root=str(root), ports=ports, server="mysql-9"))
+        with pytest.raises(StackError, match=f"^ports in use: mariadb {ports['mariadb']} \\(the stack's demo server "
+                                             r"mariadb runs: ./innodb-stack down first\);"):
+            stack.check_ports()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# --- innodb-stack with Docker ------------------------------------------------------------------------
+
+@pytest.fixture
+def checkout(tmp_path):
+    """innodb-stack and compose's files in a directory of their own (the script writes .env beside itself),
+    and a docker whose engine answers and whose `compose up` runs the real docker-compose's `config`."""
+    for name in ("innodb-stack", "docker-compose.yml", ".env.example"):
+        shutil.copy(os.path.join(ROOT, name), tmp_path / name)
+    for name in ("exporters", "provisioning", "alerts", "dashboards"):
+        (tmp_path / name).symlink_to(os.path.join(ROOT, name))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text('#!/bin/sh\ncase "$1 $2" in\n  "info "*|"compose version") exit 0 ;;\n'
+                      '  "compose "*) env > compose.env; exec docker-compose config --quiet ;;\nesac\nexit 1\n')
+    docker.chmod(0o755)
+    return tmp_path
+
+
+def innodb_stack(checkout, *args, **env):
+    return subprocess.run(["bash", str(checkout / "innodb-stack"), *args], capture_output=True, text=True,
+                          env={"PATH": f"{checkout / 'bin'}:{os.environ['PATH']}", "HOME": str(checkout), **env})
+
+
+def env_file(checkout) -> dict[str, str]:
+    lines = (checkout / ".env").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+
+
+def test_docker_up_for_your_server_requires_its_exporter_password(checkout):
+    out = innodb_stack(checkout, "up", MYSQL_ADDRESS="db.example:3306")
+    assert out.returncode == 1 and not (checkout / "compose.env").exists()
+    assert "error: MYSQL_ADDRESS=db.example:3306: set MYSQLD_EXPORTER_PASSWORD" in out.stderr, out.stderr
+    assert env_file(checkout)["MYSQLD_EXPORTER_PASSWORD"] == "", "no password invented for your server"
+    given = innodb_stack(checkout, "up", MYSQL_ADDRESS="db.example:3306", MYSQLD_EXPORTER_PASSWORD="yours")
+    assert given.returncode == 0 and given.stderr == "", given.stderr  # compose config: valid, no warning
+    assert "COMPOSE_PROFILES=\n" in (checkout / "compose.env").read_text()
+
+
+def test_docker_up_for_the_demo_generates_its_passwords(checkout):
+    out = innodb_stack(checkout, "up")
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    env = env_file(checkout)
+    assert env["MYSQLD_EXPORTER_PASSWORD"] and env["MYSQL_ROOT_PASSWORD"] and env["GRAFANA_ADMIN_PASSWORD"]
+
+
+def test_one_name_for_the_exporter_password_everywhere():
+    """MYSQLD_EXPORTER_PASSWORD, which both exporters read; the demo's init script gets it under its own name."""
+    with open(os.path.join(ROOT, "docker-compose.yml")) as f:
+        compose_text = f.read()
+    with open(os.path.join(ROOT, ".env.example")) as f:
+        example = f.read()
+    with open(os.path.join(ROOT, "innodb-stack")) as f:
+        script = f.read()
+    assert "${MYSQL_EXPORTER_PASSWORD" not in compose_text and "${MYSQLD_EXPORTER_PASSWORD:?" in compose_text
+    assert "\nMYSQLD_EXPORTER_PASSWORD=" in example and "MYSQL_EXPORTER_PASSWORD" not in example
+    assert "MYSQL_EXPORTER_PASSWORD" not in script
+
+
+def test_every_variable_compose_reads_is_in_the_env_example():
+    with open(os.path.join(ROOT, "docker-compose.yml")) as f:
+        used = set(re.findall(r"\$\{([A-Z_]+)", f.read()))
+    with open(os.path.join(ROOT, ".env.example")) as f:
+        listed = set(re.findall(r"^([A-Z_]+)=", f.read(), re.MULTILINE))
+    # Given on the command line, as README.md and docker-compose.yml's comments say.
+    assert used - listed == {"REPLAY_USER", "REPLAY_DATA_DIR", "STACK_STORE"}
+
+
+def test_help_and_readme_name_every_native_setting():
+    out = subprocess.run(["bash", os.path.join(ROOT, "innodb-stack"), "--help"], capture_output=True, text=True)
+    with open(os.path.join(ROOT, "README.md")) as f:
+        readme = f.read()
+    settings = ["STACK_BIND", "STACK_PORT_<SERVICE>", "STACK_SYSBENCH_RATE", "STACK_SERVER", "STACK_STORE",
+                "MYSQL_ADDRESS", "MYSQL_EXPORTER_USER", "MYSQLD_EXPORTER_PASSWORD"]
+    services = [name.upper() for name in DEFAULT_PORTS if name != "replay_prometheus"]
+    for text in (out.stdout, readme):
+        assert all(name in text for name in settings + services)
+
+
+def test_the_readme_asks_for_the_grants_the_demo_gives():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        asked = {p for line in re.findall(r"^GRANT (.+) ON ", f.read(), re.MULTILINE) for p in line.split(", ")}
+    given = {p for grants in (EXPORTER_GRANTS, MARIADB_EXPORTER_GRANTS) for g in grants for p in g.split(" ON ")[0].split(", ")}
+    assert given <= asked
+
+
+def test_your_server_without_an_exporter_password_is_refused(own_server_stack):
+    stack = own_server_stack(mysql_address="db.example:3306")
+    with pytest.raises(StackError, match="^MYSQL_ADDRESS=db.example:3306: set MYSQLD_EXPORTER_PASSWORD"):
+        stack.up()
+    assert stack.running() == []
