@@ -11,7 +11,6 @@ import os
 import resource
 import subprocess
 import sys
-import time
 import types
 
 import pytest
@@ -60,12 +59,12 @@ def test_a_single_output_is_read_whole(tmp_path):
         assert "monitor outputs found" not in out.stderr
 
 
-def test_a_file_larger_than_the_limit_is_refused_in_bounded_time_and_memory():
-    started = time.monotonic()
-    out = run("/dev/zero", limit_memory=True)  # endless: read as a whole, it grew until killed
+def test_a_file_larger_than_the_limit_is_refused_in_bounded_memory():
+    # Endless: read as a whole, it grew until killed; under a 1 GiB address space it would fail, and run's
+    # timeout stops a read that never ends.
+    out = run("/dev/zero", limit_memory=True)
     assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
     assert f"larger than {offline.READ_LIMIT_MIB} MiB" in out.stderr and "--error-log" in out.stderr
-    assert time.monotonic() - started < 30
 
 
 @pytest.fixture
