@@ -320,7 +320,11 @@ class Stack:
         """Each exporter's my.cnf for the watched server: the password stays out of command lines and
         environments. Both are quoted before either is written: a password one cannot carry is refused."""
         texts = {name: exporter_cnf(self.s.watched(), user, password, quoted) for name, quoted in CNF_QUOTING.items()}
-        return {name: self._write_secret(f"{name}.cnf", text) for name, text in texts.items()}
+        return {name: self._write_secret(os.path.basename(self.cnf_path(name)), text) for name, text in texts.items()}
+
+    def cnf_path(self, exporter: str) -> str:
+        """The my.cnf ``exporter`` (a key of CNF_QUOTING) reads."""
+        return self.s.path("secrets", f"{exporter}.cnf")
 
     def settings_path(self) -> str:
         return self.s.path("run", "settings.json")

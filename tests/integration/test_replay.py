@@ -111,7 +111,7 @@ def test_record_then_import_loses_and_adds_nothing(stack, replay_dir):
                f"--target=mysqld={stack.s.url('mysqld_exporter')}/metrics",
                f"--target=node={stack.s.url('node_exporter')}/metrics", f"--instance={instance}", "--interval=2",
                f"--out={bundle}", "--texts", f"--mysqld.address={instance}",
-               f"--config.my-cnf={stack.s.path('secrets', 'exporter.cnf')}", "--texts-interval=5"]
+               f"--config.my-cnf={stack.cnf_path('innodb_exporter')}", "--texts-interval=5"]
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
     proc = subprocess.Popen([sys.executable, "-m", "innodb_replay.cli", "record", *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
