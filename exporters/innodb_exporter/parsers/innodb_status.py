@@ -634,7 +634,6 @@ def _read_semaphores(sec: _Section, lines: list[str]) -> Semaphores:
     sem = Semaphores()
     waits: list[tuple[int, float]] = []  # (line index, seconds)
     for i, line in enumerate(lines):
-        line = line.rstrip()
         try:
             if m := _RESERVATION_RE.fullmatch(line):
                 if sec.take(_RESERVATION):
@@ -696,7 +695,6 @@ def _read_trx_summary(sec: _Section, lines: list[str], old_layout: bool) -> Tran
     """The summary lines the server prints before the list: the trusted part of TRANSACTIONS."""
     trx = Transactions()
     for line in lines:
-        line = line.rstrip()
         try:
             if line.startswith(_TRX_COUNTER):
                 if sec.take("Trx id counter"):
@@ -771,7 +769,6 @@ def _read_file_io(sec: _Section, lines: list[str]) -> FileIO:
     io = FileIO()
     io_threads = False
     for line in lines:
-        line = line.rstrip()
         try:
             if line.startswith("I/O thread "):
                 io_threads = True
@@ -829,7 +826,6 @@ def _read_insert_buffer(sec: _Section, lines: list[str]) -> InsertBuffer:
     ib = InsertBuffer()
     old_format = False
     for i, line in enumerate(lines):
-        line = line.rstrip()
         try:
             if m := _IBUF_RE.fullmatch(line):
                 if sec.take(_IBUF):
@@ -891,7 +887,7 @@ _LOG_ORDER = (
 def _read_log(sec: _Section, lines: list[str], old_layout: bool) -> Log:
     log = Log()
     for line in lines:
-        key, values = _keyed(line.rstrip())
+        key, values = _keyed(line)
         name = _LOG_FIELDS.get(key)
         if name is None:
             continue
@@ -938,7 +934,6 @@ def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
     bp = BufferPool()
     hit: tuple[int, int] | None = None
     for line in lines:
-        line = line.rstrip()
         try:
             key, values = _keyed(line)
             if key in _POOL_FIELDS:
@@ -974,7 +969,7 @@ def _read_pool(sec: _Section, lines: list[str]) -> BufferPool:
 
 def _pool_number(line: str) -> int | None:
     """The instance a ``---BUFFER POOL n`` line starts; None when the line is garbled."""
-    m = _INSTANCE_RE.fullmatch(line.rstrip())
+    m = _INSTANCE_RE.fullmatch(line)
     try:
         return _num(m.group(1), MAX_POOLS - 1) if m else None
     except _Unreadable:
@@ -1012,7 +1007,6 @@ _QUERIES, _VIEWS = "queries inside InnoDB", "read views open inside InnoDB"
 def _read_row_operations(sec: _Section, lines: list[str], mariadb_105: bool) -> RowOperations:
     ro = RowOperations()
     for line in lines:
-        line = line.rstrip()
         try:
             if m := _QUERIES_RE.fullmatch(line):
                 if sec.take(_QUERIES):
