@@ -13,9 +13,12 @@ it; --no-gzip asks for uncompressed answers):
   * CPU time of each exporter process per scrape (utime + stime from /proc over all the scrapes), and
     ours over theirs;
   * the time the server spends on each exporter's queries per scrape (performance_schema, per user),
-    and our p50 over our server time; then, each exporter scraped alone, that time statement by statement
-    (performance_schema's digests), which says where a scrape's latency goes;
+    and our p50 over our server time;
   * resident memory of each exporter, serving one server;
+  * our scrape's query (from the server's general log) sent by the benchmark itself, without the exporter:
+    the floor that no work on the exporter can bring its p50 under;
+  * each exporter scraped alone, the server's time statement by statement (performance_schema's digests),
+    which says where a scrape's latency goes;
   * the time to parse a 1 MB SHOW ENGINE INNODB STATUS text;
   * sysbench throughput with and without our exporter scraped every second.
 --tables N first creates and opens N more InnoDB tables: the performance_schema summaries cost the server
@@ -46,8 +49,10 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "exporters"))
 
+from innodb_exporter.connection import ConnectionSettings  # noqa: E402
 from innodb_exporter.health import SOURCE_DURATION  # noqa: E402
 from innodb_exporter.parsers import innodb_status  # noqa: E402
+from innodb_exporter.session import Session  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
 from support.servers import FLAVORS, Sysbench, free_port, server, wait_for  # noqa: E402
@@ -162,6 +167,60 @@ def print_statement_times(db, scrapers: dict, scrapes: int) -> None:
             print(f"{name} alone, the same scrapes: time per scrape by source ({SOURCE_DURATION.name}):")
             for source, seconds in sorted(by_source.items(), key=lambda item: -item[1]):
                 print(f"  {seconds * 1000:6.2f} ms  {source}")
+
+
+def scrape_statements(db, scraper: "Scraper", scrapes: int = 5) -> list[str]:
+    """The statements our exporter sends in a scrape's query, as the server's general log records them: MariaDB
+    logs the query, MySQL each of its statements, in the order run (the log's CSV table reads back in the order
+    written). A scrape's statements start with its core source's, SHOW GLOBAL STATUS; of ``scrapes`` scrapes
+    the most frequent set is kept (a connection's first and the once-a-minute readings send others too)."""
+    db.sql("SET GLOBAL log_output = 'TABLE'")
+    db.sql("TRUNCATE TABLE mysql.general_log")
+    db.sql("SET GLOBAL general_log = ON")
+    try:
+        for _ in range(scrapes):
+            scraper.get()
+    finally:
+        db.sql("SET GLOBAL general_log = OFF")
+    rows = db.sql("SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND user_host LIKE %s",
+                  (f"{OURS}[%",))
+    db.sql("TRUNCATE TABLE mysql.general_log")
+    queries: list[list[str]] = []
+    for (text,) in rows:
+        text = text.decode() if isinstance(text, bytes) else str(text)
+        if text.lstrip().startswith("SHOW GLOBAL STATUS") or not queries:
+            queries.append([])
+        # The exporter joins them with ";\n"; MySQL logs each with what separates it from the next.
+        queries[-1].extend(statement.strip("; \n") for statement in text.split(";\n"))
+    if not queries:
+        raise RuntimeError(f"the server's general log holds no query of {OURS}: cannot replay a scrape")
+    return list(max(set(map(tuple, queries)), key=queries.count))
+
+
+def replay_floor(db, statements: list[str], theirs: "Scraper", scrapes: int) -> None:
+    """Our scrape's query sent by this benchmark over a connection made as the exporter makes its own (same
+    user, TLS where offered, a kept connection), every answer read and nothing computed, alternating with
+    mysqld_exporter's scrapes as the main run does: the server's part of our latency, under which no work on
+    the exporter can bring its p50."""
+    session = Session(ConnectionSettings(host="127.0.0.1", port=db.port, user=OURS, password=PASSWORD))
+    session.open(time.monotonic() + 10)
+    try:
+        replayed, scraped = [], []
+        for _ in range(scrapes):
+            started = time.perf_counter()
+            with session.cursor(time.monotonic() + 10) as cursor:
+                cursor.execute(";\n".join(statements))
+                cursor.fetchall()
+                while cursor.nextset():
+                    cursor.fetchall()
+            replayed.append(time.perf_counter() - started)
+            scraped.append(theirs.get())
+    finally:
+        session.close()
+    floor, p50_theirs = percentile(replayed, 50), percentile(scraped, 50)
+    print(f"our scrape's query ({len(statements)} statements) replayed without the exporter, alternating with "
+          f"mysqld_exporter: p50 {floor * 1000:.2f} ms against its {p50_theirs * 1000:.2f} ms = "
+          f"{floor / p50_theirs:.2f}: the floor under our p50 / mysqld_exporter's")
 
 
 def open_tables(db, count: int) -> None:
@@ -369,6 +428,7 @@ def main() -> int:
                 current, peak = memory_mb(pid)
                 print(f"{name:16} resident memory serving one server {current:.1f} MB, peak {peak:.1f} MB" +
                       ("  (target <= 40 MB)" if name == "innodb-exporter" else ""))
+            replay_floor(db, scrape_statements(db, scrapers[OURS]), scrapers[THEIRS], args.scrapes)
             print_statement_times(db, scrapers, args.statement_scrapes)
             if args.overhead_seconds:
                 load.stop()
