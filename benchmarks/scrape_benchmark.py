@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.join(ROOT, "exporters"))
 from innodb_exporter.connection import ConnectionSettings  # noqa: E402
 from innodb_exporter.health import SOURCE_DURATION  # noqa: E402
 from innodb_exporter.parsers import innodb_status  # noqa: E402
+from innodb_exporter.scrape import SEPARATOR  # noqa: E402
 from innodb_exporter.session import Session  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
@@ -190,8 +191,8 @@ def scrape_statements(db, scraper: "Scraper", scrapes: int = 5) -> list[str]:
         text = text.decode() if isinstance(text, bytes) else str(text)
         if text.lstrip().startswith("SHOW GLOBAL STATUS") or not queries:
             queries.append([])
-        # The exporter joins them with ";\n"; MySQL logs each with what separates it from the next.
-        queries[-1].extend(statement.strip("; \n") for statement in text.split(";\n"))
+        # MySQL logs each statement with what separates it from the next.
+        queries[-1].extend(statement.strip(SEPARATOR + " ") for statement in text.split(SEPARATOR))
     if not queries:
         raise RuntimeError(f"the server's general log holds no query of {OURS}: cannot replay a scrape")
     return list(max(set(map(tuple, queries)), key=queries.count))
@@ -209,7 +210,7 @@ def replay_floor(db, statements: list[str], theirs: "Scraper", scrapes: int) -> 
         for _ in range(scrapes):
             started = time.perf_counter()
             with session.cursor(time.monotonic() + 10) as cursor:
-                cursor.execute(";\n".join(statements))
+                cursor.execute(SEPARATOR.join(statements))
                 cursor.fetchall()
                 while cursor.nextset():
                     cursor.fetchall()

@@ -17,6 +17,7 @@ from .sources.base import Read
 # Errors after which the connection cannot be trusted for another query.
 CONNECTION_KINDS = ("connection", "timeout")
 PARSE_ERROR = 1064  # ER_PARSE_ERROR: what a server or proxy that takes no multi-statement query answers one
+SEPARATOR = ";\n"  # between the statements of one query
 
 
 class Outcome(Enum):
@@ -120,7 +121,7 @@ class _Reads:
             for i, reading in enumerate(batch):
                 try:
                     if i == 0:
-                        cursor.execute(";\n".join(r.statement for r in batch))
+                        cursor.execute(SEPARATOR.join(r.statement for r in batch))
                     elif not cursor.nextset():
                         raise _ShortAnswer(f"{self.session.settings.address} answered {i} of the {len(batch)} "
                                            "statements sent together")
