@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import http.client
 import os
 import re
 import shutil
@@ -38,7 +39,6 @@ import statistics
 import subprocess
 import sys
 import threading
-import http.client
 import time
 import urllib.parse
 import urllib.request
@@ -49,12 +49,13 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "exporters"))
 
-from innodb_exporter.connection import ConnectionSettings  # noqa: E402
-from innodb_exporter.health import SOURCE_DURATION  # noqa: E402
-from innodb_exporter.parsers import innodb_status  # noqa: E402
-from innodb_exporter.scrape import SEPARATOR  # noqa: E402
-from innodb_exporter.session import Session  # noqa: E402
 from proc_stats import cpu_seconds, load_average, memory_mb, percentile  # noqa: E402
+
+from innodb_exporter.parsers import innodb_status  # noqa: E402
+from innodb_exporter.scraping.connection import ConnectionSettings  # noqa: E402
+from innodb_exporter.scraping.health import SOURCE_DURATION  # noqa: E402
+from innodb_exporter.scraping.scrape import SEPARATOR  # noqa: E402
+from innodb_exporter.scraping.session import Session  # noqa: E402
 from support.exporter import Exporter  # noqa: E402
 from support.servers import FLAVORS, Sysbench, free_port, server, wait_for  # noqa: E402
 

@@ -22,11 +22,11 @@ FREE_PAGE_DEMAND = View(
      Query(s.FREE_PAGE_WAITS, "free page waits (user threads)")),
     "ops",
     "Free page requests per second, and how many found the free list empty (loops) or had to wait. Healthy: "
-    "loops and waits at zero (document 004: 'any waits / loops? => no'); waits stall transactions. "
+    "loops and waits at zero (Kravtchuk: 'any waits / loops? => no'); waits stall transactions. "
     "Alerts: InnoDBFreePageWaits, InnoDBLRUGetFreeLoops.",
     min=0,
 )
-# Document 004's sizing rule, innodb_lru_scan_depth >= free page requests/s per instance, as one share:
+# Kravtchuk's sizing rule, innodb_lru_scan_depth >= free page requests/s per instance, as one share:
 # the rate and the setting differ by two orders of magnitude and flatten each other on one axis.
 LRU_DEPTH = View(
     "Free page demand per instance, share of innodb_lru_scan_depth",
@@ -36,7 +36,7 @@ LRU_DEPTH = View(
            "free page requests/s per instance ÷ innodb_lru_scan_depth",
            dimension="ratio"),),  # the page cleaner scans innodb_lru_scan_depth pages a second per instance
     "percentunit",
-    "Document 004's sizing rule: innodb_lru_scan_depth >= free page requests per second / buffer pool "
+    "Kravtchuk's sizing rule: innodb_lru_scan_depth >= free page requests per second / buffer pool "
     "instances. Healthy: under 100%; above it, the page cleaner scans too little of the LRU to keep up with "
     "the demand. (MariaDB 10.5+ has one buffer pool.)",
     steps=((1, ORANGE),), min=0, soft_max=1,
@@ -55,7 +55,7 @@ PAGES = View(
     (Query(innodb("innodb_buffer_pool_pages", 'state=~"free|data|misc"'), "{{state}}"),),
     "short",
     "Free, data and misc pages, stacked to the pool's size (dirty pages are part of data). Healthy for an "
-    "in-memory workload: free pages do not run down to nothing under load (document 004: 'why is the amount "
+    "in-memory workload: free pages do not run down to nothing under load (Kravtchuk: 'why is the amount "
     "of free pages going down?').",
     min=0, stacked=True,
 )
@@ -72,7 +72,7 @@ PENDING = View(
      Query(s.PENDING_WRITES, "writes: {{kind}}")),
     "short",
     f"IO requests waiting for storage, sampled at each scrape. Healthy: averages under {CONFIG['pending_io_high']} "
-    "(document 003: above 10 on average means IO bound). Alerts: InnoDBPendingReadsHigh, InnoDBPendingWritesHigh.",
+    "(Kinoshita 2010: above 10 on average means IO bound). Alerts: InnoDBPendingReadsHigh, InnoDBPendingWritesHigh.",
     steps=((CONFIG["pending_io_high"], ORANGE),), min=0, soft_max=CONFIG["pending_io_high"],
 )
 HIT_RATIO = View(
@@ -81,7 +81,7 @@ HIT_RATIO = View(
      Query(1 - rate(mysqld("mysql_global_status_innodb_buffer_pool_reads"))
            / rate(mysqld("mysql_global_status_innodb_buffer_pool_read_requests")), "hit ratio")),
     "percentunit",
-    "Page requests served from memory. Healthy: 100% for an in-memory workload (document 004); document 003 "
+    "Page requests served from memory. Healthy: 100% for an in-memory workload (Kravtchuk); Kinoshita 2010 "
     "grew the buffer pool at 87.2%. The axis starts at 90% unless the ratio falls below it.",
     base=RED, steps=((0.95, ORANGE), (0.99, GREEN)), max=1, soft_min=0.9, fill=0,
 )
@@ -99,7 +99,7 @@ VIEWS = (FREE_PAGE_DEMAND, LRU_DEPTH, LRU_FLUSHING, PAGES, DIRTY, PENDING, HIT_R
 
 
 def build():
-    d = dashboard(UID, TITLE, "Free page demand, LRU flushing, pending IO (document 004).")
+    d = dashboard(UID, TITLE, "Free page demand, LRU flushing, pending IO (Kravtchuk).")
     d = d.with_panel(panel(FREE_PAGE_DEMAND)).with_panel(panel(LRU_DEPTH))
     d = d.with_panel(panel(LRU_FLUSHING)).with_panel(panel(PENDING))
     d = d.with_panel(panel(PAGES)).with_panel(panel(DIRTY))

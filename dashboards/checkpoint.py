@@ -56,7 +56,7 @@ FLUSH_RATE = View(
     s.PAGES_PER_SECOND,
     "Pages flushed per second by kind (adaptive, background, sync, LRU, neighbours) and the number of pages "
     "adaptive flushing asked for in its last pass (about once a second). Healthy: adaptive flushing follows "
-    "the target (document 004: 'adaptive flushing must follow the required flush rate'); sync flushing "
+    "the target (Kravtchuk: 'adaptive flushing must follow the required flush rate'); sync flushing "
     "should not appear (InnoDBSyncFlushWaits).",
     min=0,
 )
@@ -76,7 +76,7 @@ FLUSH_TIME = View(
     "Flushing time per pass",
     (Query(s.FLUSH_AVG_SECONDS, "{{kind}}"),),
     "s",
-    f"Average time of a flushing pass over InnoDB's averaging window. Healthy: under 1 s (document 004: "
+    f"Average time of a flushing pass over InnoDB's averaging window. Healthy: under 1 s (Kravtchuk: "
     f"'do we finish flushing within 1 sec?'); InnoDBFlushingSlow warns above {CONFIG['flush_seconds_max']} s.",
     steps=((CONFIG["flush_seconds_max"], RED),), min=0,
 )
@@ -95,7 +95,7 @@ VIEWS = (AGE_LIMITS, AGE_RATIO, FLUSH_AGE, FLUSH_RATE, WHO_REQUESTS, FLUSH_TIME,
 
 def build():
     d = dashboard(UID, TITLE,
-                  "Checkpoint age against its limits, and whether flushing follows the REDO (documents 003, 004).")
+                  "Checkpoint age against its limits, and whether flushing follows the REDO (Kinoshita 2010, Kravtchuk).")
     d = d.with_panel(panel(AGE_LIMITS, 16)).with_panel(panel(AGE_RATIO, 8))
     d = d.with_panel(panel(FLUSH_RATE)).with_panel(panel(WHO_REQUESTS))
     d = d.with_panel(panel(FLUSH_AGE)).with_panel(panel(FLUSH_TIME, 6)).with_panel(panel(STALLS, 6))

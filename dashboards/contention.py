@@ -1,4 +1,4 @@
-"""Contention: which latch threads wait for, and for how long (document 003, step 4)."""
+"""Contention: which latch threads wait for, and for how long (Kinoshita 2010, step 4)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ SEMAPHORES = View(
     (Query(innodb("innodb_semaphore_waiting_threads"), "{{latch}}"),),
     "short",
     "Threads waiting for a latch at each scrape, by latch name or creation site (SHOW ENGINE INNODB STATUS, "
-    "SEMAPHORES). Document 003: sample several times and aggregate by latch; the most frequent is not always "
+    "SEMAPHORES). Kinoshita (2010): sample several times and aggregate by latch; the most frequent is not always "
     "the cause. Healthy: brief, scattered waits.",
     min=0, soft_max=1, no_data_on_mariadb=NO_SYNC_ARRAY,
     no_value="No thread waiting for a latch (MariaDB 10.6+ never lists any)",

@@ -19,7 +19,7 @@ CPU = View(
     "percentunit",
     "Share of all CPUs by mode (vmstat's us/sy/wa); stacked on Host, where the top is the CPU in use (Compare "
     "draws each mode alone, now and earlier). Healthy: "
-    "headroom; high system time points at kernel or latch spinning, iowait at storage (document 003: CPU "
+    "headroom; high system time points at kernel or latch spinning, iowait at storage (Kinoshita 2010: CPU "
     "bound or IO bound decides the next step).",
     min=0, max=1, stacked=True,
 )
@@ -74,7 +74,7 @@ MEMORY = View(
      Query(node("node_memory_Cached_bytes") + node("node_memory_Buffers_bytes"), "page cache"),
      Query(node("node_memory_MemAvailable_bytes"), "available")),
     "bytes",
-    "Used, page cache and available memory. Healthy: available never near zero (document 003: buffer pool "
+    "Used, page cache and available memory. Healthy: available never near zero (Kinoshita 2010: buffer pool "
     "plus REDO under what mysqld may use, and O_DIRECT so data pages are cached only once).",
     min=0,
 )

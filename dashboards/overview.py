@@ -93,7 +93,7 @@ LIMITS_NOW = View(
     "What limits this server now",
     (WINNER_QUERY,),
     "none",
-    "The first class of the tuning procedure that holds now (documents 003 and 004, in their order of precedence: "
+    "The first class of the tuning procedure that holds now (Kinoshita (2010) and Kravtchuk, in their order of precedence: "
     + ", ".join(f"{c.code} {c.name}" for c in b.CLASSES) + "). Healthy: every class measured and clear. "
     "'Not decidable': no class holds, and the server does not measure some class's evidence (the timeline's grey "
     "rows say which; the runbook says how to turn it on). A click opens the dashboards with its evidence.",

@@ -14,8 +14,8 @@ HISTORY = View(
     "History list length",
     (Query(s.HISTORY_LENGTH, "history list length"),),
     "short",
-    f"Undo records not yet purged. Healthy: it does not grow constantly (document 004); under "
-    f"{CONFIG['history_high']} is no problem (document 003). Alerts: InnoDBHistoryListGrowing, InnoDBPurgeStalled.",
+    f"Undo records not yet purged. Healthy: it does not grow constantly (Kravtchuk); under "
+    f"{CONFIG['history_high']} is no problem (Kinoshita 2010). Alerts: InnoDBHistoryListGrowing, InnoDBPurgeStalled.",
     steps=((CONFIG["history_high"], ORANGE),), min=0,
 )
 PROGRESS = View(
@@ -24,7 +24,7 @@ PROGRESS = View(
      Query(deriv(s.HISTORY_LENGTH.series), "history change/s")),
     "short",
     "Undo pages purged per second, and how fast the history list changes (records per second). Healthy: purge "
-    "always progresses (document 004) and the history change hovers around zero. Alert: InnoDBPurgeStalled. "
+    "always progresses (Kravtchuk) and the history change hovers around zero. Alert: InnoDBPurgeStalled. "
     "The purged pages need the INNODB_METRICS counter purge_undo_log_pages, off on stock servers: "
     "provisioning/mysql/monitoring.cnf enables it, or the exporter's --innodb_metrics.enable.",
 )
@@ -40,7 +40,7 @@ DML_DELAY = View(
     (Query(s.PURGE_DML_DELAY, "delay per row operation"),),
     "s",
     "The sleep innodb_max_purge_lag adds to each DML row operation. Healthy: zero, or a deliberate throttle "
-    "(document 004's workaround: innodb_max_purge_lag = 10M, innodb_max_purge_lag_delay = 300000). "
+    "(Kravtchuk's workaround: innodb_max_purge_lag = 10M, innodb_max_purge_lag_delay = 300000). "
     "Alert: InnoDBPurgeDMLDelay.",
     min=0, soft_max=0.001,
 )

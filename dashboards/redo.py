@@ -18,7 +18,7 @@ BYTES = View(
     "REDO written per second",
     (Query(s.REDO_WRITTEN, "REDO bytes/s"),),
     "Bps",
-    "Bytes written to the REDO log per second. Document 004: the max REDO write rate is your max transaction "
+    "Bytes written to the REDO log per second. Kravtchuk: the max REDO write rate is your max transaction "
     "rate. Healthy: the REDO capacity holds several minutes of it.",
     min=0,
 )
@@ -36,7 +36,7 @@ FSYNCS = View(
     (Query(s.REDO_FSYNCS, "server: REDO fsyncs/s", NO_FSYNC),
      Query(h.on_data_device(h.FLUSHES.expr), "host {{device}}: flushes/s")),
     "ops",
-    "REDO fsyncs per second as the server counts them (document 004: 'REDO writes/sec, REDO fsync/sec'), and "
+    "REDO fsyncs per second as the server counts them (Kravtchuk: 'REDO writes/sec, REDO fsync/sec'), and "
     "the flush requests the host sees on the device that holds the data directory (every fsync of the "
     "server's files, not only REDO's; all disks when the stack does not know the device). Healthy: with "
     "innodb_flush_log_at_trx_commit = 1, about one per group of commits, following the load.",
@@ -52,7 +52,7 @@ FSYNC_LATENCY = View(
     f"'server:' lines are the server's own REDO fsync time (performance_schema, or InnoDB's average and maximum "
     f"on MySQL 8); 'host' lines are what the kernel measures for the device that holds the data directory: "
     f"the average flush (what an fsync asks of the device) and write. Where the server is silent (MariaDB "
-    f"10.8+) only the host's are shown. Document 004: 'REDO write + fsync latency = your transaction response "
+    f"10.8+) only the host's are shown. Kravtchuk: 'REDO write + fsync latency = your transaction response "
     f"time'. Healthy: well under a millisecond on SSD; InnoDBRedoFsyncSlow (on the server's average) warns above "
     f"{CONFIG['redo_fsync_seconds'] * 1000:g} ms. A logarithmic axis: averages in microseconds and maxima in "
     f"hundreds of milliseconds both stay readable.",
@@ -81,7 +81,7 @@ VIEWS = (BYTES, WRITES, FSYNCS, FSYNC_LATENCY, WAITS, POSITIONS)
 
 
 def build():
-    d = dashboard(UID, TITLE, "REDO write rate, fsyncs and fsync latency (document 004: 'Monitoring: REDO stats').")
+    d = dashboard(UID, TITLE, "REDO write rate, fsyncs and fsync latency (Kravtchuk: 'Monitoring: REDO stats').")
     d = d.with_panel(panel(BYTES)).with_panel(panel(WRITES))
     d = d.with_panel(panel(FSYNC_LATENCY)).with_panel(panel(FSYNCS))
     d = d.with_panel(panel(POSITIONS)).with_panel(panel(WAITS))

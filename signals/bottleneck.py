@@ -1,4 +1,4 @@
-"""The next bottleneck: documents 003 and 004's tuning procedure as recording rules, one state per class.
+"""The next bottleneck: Kinoshita's and Kravtchuk's tuning procedure as recording rules, one state per class.
 
 Every evaluation classifies each instance. Each class records ``instance_class:innodb_bottleneck:state``
 with its ``class`` label (and, for latch contention, the contended latch's name in ``latch``):
@@ -22,6 +22,8 @@ or a transaction to act on, and each loads the host itself).
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from innodb_tuning import CLASS_NAMES
 
 from . import host as h
 from . import innodb as s
@@ -66,39 +68,42 @@ class Evidence:
 class Bottleneck:
     key: str  # the class label
     code: int  # its place in the order of precedence: the winner's value when it wins
-    name: str  # as the dashboards and the runbook name it
     why: str = ""  # why it ranks where it does
+
+    @property
+    def name(self) -> str:  # as the dashboards, the runbook and ``innodb-exporter parse`` name it
+        return CLASS_NAMES[self.key]
 
 
 CLASSES = (
-    Bottleneck("redo", 1, "REDO bound",
+    Bottleneck("redo", 1,
                "at the max checkpoint age every writer stalls, and flushing for REDO space fills the storage's "
-               "queue and starves LRU flushing, so it causes the next two; document 003 found write IO bound "
-               "with checkpoint age pinned at its limit and grew the REDO log first; document 004: REDO write + "
+               "queue and starves LRU flushing, so it causes the next two; Kinoshita 2010 found write IO bound "
+               "with checkpoint age pinned at its limit and grew the REDO log first; Kravtchuk: REDO write + "
                "fsync latency is the transaction response time"),
-    Bottleneck("write_io", 2, "IO bound on writes",
+    Bottleneck("write_io", 2,
                "flushing that waits for storage leaves dirty pages where free pages are needed, so it causes "
-               "free-page waits (document 003: pending LRU or flush-list writes above 10)"),
-    Bottleneck("free_pages", 3, "Free-page bound",
-               "a read waits for a free page before it can wait for storage (document 004: 'if no more Free "
+               "free-page waits (Kinoshita 2010: pending LRU or flush-list writes above 10)"),
+    Bottleneck("free_pages", 3,
+               "a read waits for a free page before it can wait for storage (Kravtchuk: 'if no more Free "
                "pages = TRX stall')"),
-    Bottleneck("read_io", 4, "IO bound on reads",
-               "document 003's first check: pending reads above 10 on average"),
-    Bottleneck("latch", 5, "Latch contention",
-               "document 003 looks for the true contention point once IO is ruled out (step 4 after steps "
+    Bottleneck("read_io", 4,
+               "Kinoshita's first check: pending reads above 10 on average"),
+    Bottleneck("latch", 5,
+               "Kinoshita 2010 looks for the true contention point once IO is ruled out (step 4 after steps "
                "1-3); a stalled latch holder makes row lock holders wait longer, never the reverse"),
-    Bottleneck("transactions", 6, "Transaction bound",
-               "row lock waits are the application's data contention (document 004), and a transaction held "
+    Bottleneck("transactions", 6,
+               "row lock waits are the application's data contention (Kravtchuk), and a transaction held "
                "open is what holds purge back, so it ranks above purge"),
-    Bottleneck("purge", 7, "Purge bound",
-               "document 003 step 5.3, 'too large history list': it destabilises throughput rather than "
+    Bottleneck("purge", 7,
+               "Kinoshita 2010 step 5.3, 'too large history list': it destabilises throughput rather than "
                "capping it"),
-    Bottleneck("host", 8, "Host bound",
-               "CPUs saturated or waiting for storage (document 003 steps 2-3 read vmstat); last, because every "
+    Bottleneck("host", 8,
+               "CPUs saturated or waiting for storage (Kinoshita 2010 steps 2-3 read vmstat); last, because every "
                "class above loads the host itself and names an InnoDB setting or a transaction to act on"),
 )
-HEALTHY_CLASS = Bottleneck("healthy", HEALTHY, "Healthy")
-UNKNOWN_CLASS = Bottleneck("unknown", UNKNOWN, "Not decidable")  # a winner's value only: no state of its own
+HEALTHY_CLASS = Bottleneck("healthy", HEALTHY)
+UNKNOWN_CLASS = Bottleneck("unknown", UNKNOWN)  # a winner's value only: no state of its own
 
 
 def _per_instance(expr: Expr) -> Expr:
@@ -199,7 +204,7 @@ def latch_state(cfg: dict) -> Expr:
     """Latch contention, with the contended latch's name in ``latch``. performance_schema's time waited
     per second per instrument is the number of threads waiting for it on average; where the server has
     no latch timing, the sync array's count of waiting threads per latch, over the window's samples
-    (document 003's aggregation; a scrape without waits has no series, hence the division by scrapes)."""
+    (Kinoshita's aggregation; a scrape without waits has no series, hence the division by scrapes)."""
     threshold = cfg["latch_waiting_threads"]
     timed = topk_by(INSTANCE, 1, sum_by(("instance", "latch"), label_replace(
         rate(innodb("innodb_latch_wait_seconds_total")), "latch", "$1", "name", "(.+)")))

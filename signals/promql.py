@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from . import external
+
 __all__ = ["Context", "Expr", "innodb", "mysqld", "node", "series", "record", "num", "rate", "increase", "deriv",
            "avg_over_time", "min_over_time", "sum_over_time", "count_over_time", "sum_by", "max_by", "min_by",
            "count_by", "topk_by", "max_without", "count", "total", "topk", "scalar", "vector",
@@ -218,16 +220,17 @@ def innodb(name: str, extra: str = "") -> Series:
 
 
 def mysqld(name: str, extra: str = "") -> Series:
-    return Series("mysqld", name, extra)
+    return Series("mysqld", external.check("mysqld", name), extra)
 
 
 def node(name: str, extra: str = "") -> Series:
-    return Series("node", name, extra)
+    return Series("node", external.check("node", name), extra)
 
 
 def series(name: str, extra: str = "") -> Series:
-    """A series no job carries (``ALERTS``): panels still select the instance."""
-    return Series("", name, extra)
+    """A series no job carries: Prometheus' own (``ALERTS``), or a recording rule's output (``level:metric:op``,
+    the only names with a colon). Panels still select the instance."""
+    return Series("", name if ":" in name else external.check("", name), extra)
 
 
 def record(name: str, source: str = "innodb") -> Record:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from .native import PROVISIONING, REPO, Settings
+from .settings import PROVISIONING, REPO, Settings
 
 
 def command(settings: Settings, binary: str, admin_password: str) -> tuple[list[str], dict]:

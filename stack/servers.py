@@ -37,7 +37,7 @@ from contextlib import closing
 
 import pymysql
 
-from innodb_exporter.model import NEEDED_COUNTERS
+from innodb_exporter.metrics.model import NEEDED_COUNTERS
 from innodb_exporter.sources.perf_schema_latches import LATCH_INSTRUMENTS
 from innodb_replay.processes import terminate
 

@@ -11,7 +11,7 @@ import pytest
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
 sys.path.insert(0, TESTS)  # for `support`
-sys.path.insert(0, ROOT)  # for `stack` and `alerts`
+sys.path.insert(0, ROOT)  # for `stack`, `alerts`, `signals`, `dashboards` and `tools`
 sys.path.insert(0, os.path.join(ROOT, "exporters"))  # the package, also when not installed
 
 FIXTURES = os.path.join(TESTS, "fixtures")
@@ -19,6 +19,9 @@ FIXTURES = os.path.join(TESTS, "fixtures")
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "integration: needs real servers (MariaDB, sysbench, Prometheus)")
+    config.addinivalue_line("markers", "slow: a unit test of more than about half a second (a fuzz, bombs, "
+                                       "thousands of sockets, subprocesses); ./innodb-stack test --fast leaves "
+                                       "it out, the full run keeps it")
 
 
 @pytest.fixture(scope="session")

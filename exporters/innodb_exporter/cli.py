@@ -11,11 +11,13 @@ import logging
 import math
 import sys
 
+from innodb_bundle import bundle
+
 from . import __version__, config, moment, offline, sources
-from . import webserver
-from .http import make_app
-from .targets import Targets
+from .app import make_app
 from .logs import setup as setup_logging
+from .scraping.targets import Targets
+from .web import server as webserver
 
 log = logging.getLogger("innodb_exporter")
 
@@ -149,9 +151,7 @@ def run_parse(argv: list[str]) -> int:
 def _bundle_texts(path: str) -> list[str] | None:
     """The status texts a bundle keeps (recorded, or captured when an alert fired), in time order, each on its
     own, so that no statement text can pass for the start of another output; None when ``path`` is no
-    bundle. Replay is a tool of its own: it is imported only here, and only when asked."""
-    from innodb_replay import bundle
-
+    bundle."""
     if not bundle.is_bundle(path):
         return None
     texts = bundle.read_texts(path)
@@ -172,7 +172,7 @@ def run_server(argv: list[str]) -> int:
         for problem in problems:
             print(f"innodb-exporter: {problem}", file=sys.stderr)
         return 2
-    targets = Targets(cfg)
+    targets = Targets(cfg.connection, cfg.options, cfg.limits)
     targets.start_janitor()
     if targets.default is None:
         log.warning("no default server configured: /metrics has only the exporter's own metrics; use /probe")

@@ -13,24 +13,19 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from . import addresses, sources
-from .capture import CaptureSettings
-from .connection import SSL_MODES, ConnectionSettings
-from .target import ScrapeOptions
-from .webconfig import WebConfig, load_web_config
+from . import sources
+from .capture.service import CaptureSettings
+from .scraping import addresses
+from .scraping.connection import SSL_MODES, ConnectionSettings
+from .scraping.target import ScrapeOptions
+from .scraping.targets import ProbeLimits
+from .web.config import WebConfig, load_web_config
 
 PASSWORD_ENV = "MYSQLD_EXPORTER_PASSWORD"
 MAX_SCRAPE_TIMEOUT = 300.0  # seconds; also the most a scraper's timeout header gets
 MAX_SECONDS = 7 * 86400.0  # the longest of the other durations
 MAX_SNAPSHOTS = 100  # per capture
 DEFAULT_MY_CNF = "~/.my.cnf"
-
-
-@dataclass(frozen=True)
-class ProbeLimits:
-    max_connections: int = 256  # open connections to servers, all targets together
-    max_connections_per_server: int = 2  # per server address, whatever the credentials
-    idle_timeout: float = 300.0  # a target's connection is closed after this long without a scrape
 
 
 @dataclass(frozen=True)

@@ -1,46 +1,26 @@
 """The next bottleneck as far as one ``SHOW ENGINE INNODB STATUS`` text can tell: a one-moment view.
 
 The stack names the bottleneck over time (recording rules, signals/bottleneck.py; docs/runbooks.md,
-"The next bottleneck"): averages over a window, rates, growth, the host. One text is one sample. Document 003
+"The next bottleneck"): averages over a window, rates, growth, the host. One text is one sample. Kinoshita (2010)
 reads the same sections but "sampling several times and average[s] the each values", so what this
 module says holds for the moment the text was printed, and only for the classes a text shows on its
 own: pending IO (reads, writes), threads waiting per latch, long transactions and row lock waits, and
 whether the history list is short enough to rule purge out. REDO, free-page and host bound need rates,
 the server's settings or the host, which no text has.
 
-The thresholds below are the one declaration of these values: the rules and dashboards take their
-defaults from them (signals/config.py), since the exporter is installed alone and cannot read those.
+The thresholds and class names are ``innodb_tuning``'s, which the rules and dashboards read too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from innodb_tuning import CLASS_NAMES, THRESHOLDS, Thresholds
+
 from .parsers.innodb_status import InnodbStatus
 
-
-@dataclass(frozen=True)
-class Thresholds:
-    # Document 003: pending reads, or LRU / flush-list writes, above 10 on average: IO bound.
-    pending_io: int = 10
-    # Threads waiting for one latch (on average, or at this moment): one is a whole connection's time
-    # lost to that latch. Document 003 takes the latch most threads wait for as the contention point.
-    latch_waiting_threads: float = 1.0
-    # The oldest open transaction: it holds purge back. 10 minutes suits OLTP.
-    long_transaction_seconds: int = 600
-    # Share of the open transactions that wait for a row lock: transactions queue on each other's rows
-    # (document 004: data contention, where limiting transaction concurrency helps).
-    lock_wait_share: float = 0.25
-    # Document 003: a history list length "< 100000 is no problem".
-    history: int = 100_000
-
-
-THRESHOLDS = Thresholds()
-
-# The classes a text can speak to, with the names the dashboards and the runbook use.
-CLASS_NAMES = {"write_io": "IO bound on writes", "read_io": "IO bound on reads", "latch": "Latch contention",
-               "transactions": "Transaction bound", "purge": "Purge bound"}
-NOT_FROM_ONE_TEXT = ("REDO bound", "Free-page bound", "Host bound")
+# The classes no text speaks to: they need rates, the server's settings or the host.
+NOT_FROM_ONE_TEXT = ("redo", "free_pages", "host")
 
 
 @dataclass(frozen=True)
@@ -134,8 +114,9 @@ def render(findings: list[Finding]) -> str:
     """The findings as the block ``innodb-exporter parse`` prints on standard error."""
     verdict = {True: "yes", False: "no", None: "cannot tell"}
     width = max(len(f.name) for f in findings)
-    lines = ["One moment: what this status text alone says about the next bottleneck (document 003 averages "
+    lines = ["One moment: what this status text alone says about the next bottleneck (Kinoshita 2010 averages "
              "several samples; the stack's rules decide over time, see docs/runbooks.md, 'The next bottleneck'):"]
     lines += [f"  {f.name:<{width}}  {verdict[f.holds]:<11}  {f.evidence}" for f in findings]
-    lines.append(f"  Not from one text: {', '.join(NOT_FROM_ONE_TEXT)} (rates, the server's settings or the host).")
+    lines.append(f"  Not from one text: {', '.join(CLASS_NAMES[k] for k in NOT_FROM_ONE_TEXT)} "
+                 "(rates, the server's settings or the host).")
     return "\n".join(lines) + "\n"

@@ -16,9 +16,10 @@ import re
 import sys
 from dataclasses import dataclass
 
-from . import exposition, health, model
+from .metrics import model
+from .metrics.snapshot import Snapshot
 from .parsers import innodb_status
-from .snapshot import Snapshot
+from .scraping import exposition, health
 from .sources import EngineInnodbStatus
 
 # 2026-11-21 06:40:00 0x7f51881c16c0 INNODB MONITOR OUTPUT

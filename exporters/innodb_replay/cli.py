@@ -12,20 +12,21 @@ import socket
 import sys
 import tempfile
 
+from innodb_bundle import limits
+from innodb_bundle.bundle import BundleError
+from innodb_bundle.manifest import iso
+from innodb_bundle.terminal import printable
 from innodb_exporter import config
-from innodb_exporter.connection import ConnectionSettings
+from innodb_exporter.scraping.connection import ConnectionSettings
 
-from . import __version__, limits, links
-from .bundle import BundleError
+from . import __version__, links
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
 from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, read_rules,
                        serves, sparse_samples_note, wait_ready, write_rules)
 from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url
-from .manifest import iso
 from .processes import Process
 from .record import RecordError, Target, record
-from .terminal import printable
 
 DEFAULT_REPLAY_DIR = os.path.join(".stack", "replay")
 HOME_SUFFIX = ".prometheus"  # the replay Prometheus' pid file and log: a directory of its own beside the data

@@ -16,12 +16,13 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 
-from innodb_exporter.capture import FILE_RE, ID_RE, MANIFEST as CAPTURE_MANIFEST
+from innodb_bundle import limits
+from innodb_bundle.bundle import BundleWriter, Manifest, series_key
+from innodb_bundle.terminal import Progress
+from innodb_exporter.capture.service import FILE_RE, ID_RE, MANIFEST as CAPTURE_MANIFEST
 
-from . import limits
-from .bundle import BundleWriter, Manifest, series_key
+from . import TOOL
 from .endpoints import Endpoint, EndpointError
-from .terminal import Progress
 
 DEFAULT_SELECTOR = '{job=~"innodb|mysqld|node|prometheus|alertmanager"}'
 
@@ -186,7 +187,7 @@ def export(url: str, start_ms: int, end_ms: int, out: str, selector: str = DEFAU
     metadata = prometheus.metadata()  # also proves Prometheus answers before anything is written
     chosen = list_captures(captures, start_ms, end_ms) if captures is not None else []
     started = time.monotonic()
-    writer = BundleWriter(out, Manifest("export", prometheus.url, start_ms, end_ms, selector=selector))
+    writer = BundleWriter(out, Manifest("export", prometheus.url, start_ms, end_ms, selector=selector, tool=TOOL))
     bar = Progress(end_ms - start_ms, "exporting") if progress else None
     span_ms = 60_000  # the first chunk measures the sample density; the next ones are sized from it
     data_start = None  # where the first chunk with samples began

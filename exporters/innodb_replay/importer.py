@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import yaml
 
-from . import limits
-from .bundle import BundleError, BundleReader, Chunk, Contents, Manifest
-from .terminal import Progress, printable
+from innodb_bundle import limits
+from innodb_bundle.bundle import BundleError, BundleReader, Chunk, Contents, Manifest
+from innodb_bundle.terminal import Progress, printable
 
 RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheus/prometheus.yml)
 # The sample spacing the replay's windows assume: the Replay data source's scrape interval

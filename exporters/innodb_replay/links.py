@@ -14,7 +14,7 @@ import time
 import urllib.parse
 from dataclasses import dataclass
 
-from .manifest import Manifest
+from innodb_bundle.manifest import Manifest
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # when run from one
 CHECKOUT_INDEX = os.path.join(CHECKOUT, "dashboards", "index.json")

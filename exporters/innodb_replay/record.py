@@ -22,13 +22,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from innodb_exporter.connection import ConnectionSettings, describe
 from prometheus_client.parser import text_string_to_metric_families
 
-from . import limits
-from .bundle import BundleWriter, Manifest, format_value, series_key
+from innodb_bundle import limits
+from innodb_bundle.bundle import BundleWriter, Manifest, format_value, series_key
+from innodb_bundle.terminal import Progress, printable
+from innodb_exporter.scraping.connection import ConnectionSettings, describe
+
+from . import TOOL
 from .endpoints import Endpoint, EndpointError
-from .terminal import Progress, printable
 
 SCRAPE_BYTES = 64 * limits.MiB  # an exporter's answer (Prometheus' body_size_limit has no default)
 
@@ -147,7 +149,7 @@ def record(targets: list[Target], instance: str, out: str, interval: float = 5.0
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
     now_ms = int(time.time() * 1000)
-    writer = BundleWriter(out, Manifest("record", [f"{t.job}={t.url}" for t in targets], now_ms, now_ms,
+    writer = BundleWriter(out, Manifest("record", [f"{t.job}={t.url}" for t in targets], now_ms, now_ms, tool=TOOL,
                                         selector=f'{{instance="{instance}"}}'))
     health = {t.job: TargetHealth() for t in targets}
     buffer: dict = {}

@@ -29,7 +29,8 @@ from typing import Callable
 
 import pytest
 
-from stack.native import DEFAULT_PORTS, Settings, Stack
+from stack.native import Stack
+from stack.settings import DEFAULT_PORTS, Settings
 from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
 from support.servers import options as server_options
 

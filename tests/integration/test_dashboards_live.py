@@ -20,7 +20,7 @@ import pytest
 
 from dashboards import preview
 from stack import devices
-from stack.native import demo_name
+from stack.settings import demo_name
 from support.golden import TESTS
 from support.servers import wait_for
 

@@ -10,10 +10,11 @@ import time
 
 import pytest
 
-from innodb_exporter import availability, health, model, redo
-from innodb_exporter.counter_types import TYPES
-from innodb_exporter.scrape import build_sources
-from innodb_exporter.session import probe_server
+from innodb_exporter.metrics import availability, model, redo
+from innodb_exporter.metrics.counter_types import TYPES
+from innodb_exporter.scraping import health
+from innodb_exporter.scraping.scrape import build_sources
+from innodb_exporter.scraping.session import probe_server
 from innodb_exporter.sources import NAMES
 from support.exporter import Exporter, Samples
 from support.servers import EXPORTER_PASSWORD, EXPORTER_USER

@@ -18,12 +18,12 @@ import zipfile
 
 import pytest
 import yaml
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from innodb_replay import limits
-from innodb_replay.bundle import BundleReader, BundleWriter, Manifest, series_key
+from innodb_bundle import limits
+from innodb_bundle.bundle import BundleReader, BundleWriter, Manifest, series_key
 from innodb_replay.export import DEFAULT_SELECTOR, Prometheus
 from innodb_replay.importer import RULES_INTERVAL_S
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from support.bundles import START_MS, sound_bundle
 from support.golden import TESTS
 from support.servers import free_port

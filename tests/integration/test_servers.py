@@ -10,7 +10,7 @@ import time
 import pymysql
 import pytest
 
-from innodb_exporter.model import NEEDED_COUNTERS
+from innodb_exporter.metrics.model import NEEDED_COUNTERS
 from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, wait_for
 
 pytestmark = pytest.mark.integration

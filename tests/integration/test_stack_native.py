@@ -12,7 +12,8 @@ import urllib.request
 import pytest
 
 from innodb_exporter.config import PASSWORD_ENV
-from stack.native import DEFAULT_PORTS, Settings, Stack, StackError
+from stack.native import Stack
+from stack.settings import DEFAULT_PORTS, Settings, StackError
 from support.servers import free_port, server
 
 pytestmark = pytest.mark.integration

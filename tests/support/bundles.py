@@ -14,7 +14,7 @@ import time
 import zipfile
 from dataclasses import dataclass
 
-from innodb_replay.bundle import BundleWriter, Manifest, series_key
+from innodb_bundle.bundle import BundleWriter, Manifest, series_key
 
 from .exporter import ROOT
 

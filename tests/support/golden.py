@@ -1,6 +1,7 @@
-"""Golden files: the whole exposition for each fixture, compared with a committed file.
+"""Golden files: the whole exposition for each verbatim fixture, committed beside them.
 
-Regenerate with ``UPDATE_GOLDEN=1 python -m pytest tests/unit/test_golden.py`` and review the diff.
+``./innodb-stack generate`` writes them (tools/generate.py) and ``--check`` says which are stale; review
+the diff before committing one.
 """
 
 from __future__ import annotations
@@ -8,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 
-from innodb_exporter import exposition, offline, sources
-from innodb_exporter.server import ServerInfo
-from innodb_exporter.scrape import ScrapeResult, SourceResult, build_sources
-from innodb_exporter.snapshot import Snapshot
+from innodb_exporter import offline, sources
+from innodb_exporter.metrics.snapshot import Snapshot
+from innodb_exporter.scraping import exposition
+from innodb_exporter.scraping.scrape import ScrapeResult, SourceResult, build_sources
+from innodb_exporter.sources.server import ServerInfo
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(TESTS, "fixtures")
@@ -74,24 +76,9 @@ def status_exposition(name: str) -> str:
     return offline.render(offline.parse_text(read_status(name))).decode()
 
 
+def golden_name(fixture: str) -> str:
+    return os.path.splitext(fixture)[0] + ".prom"
+
+
 def golden_path(kind: str, fixture: str) -> str:
-    return os.path.join(GOLDEN, kind, os.path.splitext(fixture)[0] + ".prom")
-
-
-def check(kind: str, fixture: str, actual: str) -> str | None:
-    """None when the golden file matches (or was just rewritten); else a message."""
-    path = golden_path(kind, fixture)
-    if os.environ.get("UPDATE_GOLDEN"):
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(actual)
-        return None
-    if not os.path.exists(path):
-        return f"no golden file {path}; run with UPDATE_GOLDEN=1 and review it"
-    with open(path, encoding="utf-8") as f:
-        expected = f.read()
-    if expected != actual:
-        import difflib
-
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True), "golden", "actual", n=1))
-        return f"{path} differs:\n{diff[:4000]}"
-    return None
+    return os.path.join(GOLDEN, kind, golden_name(fixture))

@@ -26,15 +26,6 @@ def rules(directory=os.path.join(ALERTS, "rules")):
     return out
 
 
-def test_committed_rules_are_what_the_mixin_generates(tmp_path):
-    subprocess.run([sys.executable, os.path.join(ALERTS, "mixin.py"), "--out", str(tmp_path)], check=True)
-    committed = sorted(os.listdir(os.path.join(ALERTS, "rules")))
-    assert sorted(os.listdir(tmp_path)) == committed
-    for name in committed:
-        with open(os.path.join(ALERTS, "rules", name), encoding="utf-8") as a, open(tmp_path / name, encoding="utf-8") as b:
-            assert a.read() == b.read(), f"alerts/rules/{name} is stale: python alerts/mixin.py"
-
-
 def test_overrides_go_through_the_config_only(tmp_path):
     subprocess.run([sys.executable, os.path.join(ALERTS, "mixin.py"), "--out", str(tmp_path),
                     "--set", "history_high=500", "--set", "history_for=30s"], check=True)
@@ -149,20 +140,6 @@ def _bottleneck_cases():
             else:
                 states.setdefault(labels["instance"], {})[labels["class"]] = sample["value"]
     return states, winners
-
-
-def test_bottleneck_test_is_what_its_cases_generate(tmp_path):
-    from alerts.tests import bottleneck_cases
-
-    with open(bottleneck_cases.OUT, encoding="utf-8") as f:
-        committed = f.read()
-    out = tmp_path / "bottleneck_test.yml"
-    original, bottleneck_cases.OUT = bottleneck_cases.OUT, str(out)
-    try:
-        bottleneck_cases.main()
-    finally:
-        bottleneck_cases.OUT = original
-    assert out.read_text(encoding="utf-8") == committed, "python alerts/tests/bottleneck_cases.py"
 
 
 def test_every_class_is_shown_holding_and_clear_and_undecidable_where_a_flavour_lacks_it():

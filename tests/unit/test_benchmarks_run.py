@@ -7,11 +7,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from support.golden import TESTS
 
 BENCHMARKS = os.path.join(os.path.dirname(TESTS), "benchmarks")
 
 
+@pytest.mark.slow
 def test_parse_benchmark_runs():
     out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "scrape_benchmark.py"), "--only-parse"],
                          capture_output=True, text=True, timeout=120)

@@ -9,8 +9,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from innodb_exporter.capture import CaptureError, CaptureService, CaptureSettings
-from innodb_exporter.connection import ConnectionSettings
+from innodb_exporter.capture.service import CaptureError, CaptureService, CaptureSettings
+from innodb_exporter.scraping.connection import ConnectionSettings
 
 
 class UnreachableTarget:
@@ -52,6 +52,7 @@ def wait_idle(service, seconds=5.0):
     raise AssertionError("the capture never ended")
 
 
+@pytest.mark.slow
 def test_label_values_that_are_no_strings_neither_fail_the_capture_nor_stop_the_next(service):
     """alertname 7 beside a string one made the capture's last log line raise, and the server stayed
     'cooling down' until the exporter restarted."""

@@ -9,7 +9,7 @@ import bcrypt
 import pytest
 
 from innodb_exporter import cli, config
-from innodb_exporter.webconfig import BasicAuth, load_web_config
+from innodb_exporter.web.config import BasicAuth, load_web_config
 from support.exporter import exporter_command
 from support.golden import FIXTURES
 
@@ -41,6 +41,7 @@ def test_bad_flags_exit_2_with_every_problem_on_stderr():
     assert "--web.listen-address" in out.stderr and "--probe.max-connections-per-server" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_my_cnf_line_is_never_quoted_in_an_error(tmp_path):
     """A my.cnf whose first line is the password must not have it echoed at startup."""
     cnf = tmp_path / "my.cnf"
@@ -180,6 +181,7 @@ def test_parse_command_prints_metrics_with_the_live_names():
     assert 'innodb_semaphore_waiting_threads{latch="BUF_POOL"} 20.0' in out.stdout
 
 
+@pytest.mark.slow
 def test_parse_reads_standard_input_and_with_error_log_the_last_of_several_outputs():
     with open(os.path.join(FIXTURES, "innodb_status", "mariadb-10.11.19.txt"), encoding="utf-8") as f:
         one = f.read()
@@ -192,6 +194,7 @@ def test_parse_reads_standard_input_and_with_error_log_the_last_of_several_outpu
     assert out.returncode == 1 and "2 monitor output headers" in out.stderr and out.stdout == ""
 
 
+@pytest.mark.slow
 def test_parse_garbage_and_missing_files_fail_clearly(tmp_path):
     garbage = tmp_path / "garbage.txt"
     garbage.write_bytes(b"\x00\xffnot a status\n" * 10)
@@ -256,6 +259,7 @@ def test_a_targets_file_that_is_not_a_target_list_is_named_at_start_and_kept_whi
         config.probe_connection(cfg, "db7.example:3306", None)
 
 
+@pytest.mark.slow
 def test_a_capture_directory_the_exporter_cannot_make_is_named_as_such(tmp_path):
     """It was reported as 'cannot listen on ...', the flag it came from unnamed."""
     (tmp_path / "file").write_text("")
@@ -274,7 +278,7 @@ def test_concurrent_probes_wait_for_the_targets_file_being_read(tmp_path, monkey
     import threading
     import time
 
-    from innodb_exporter import addresses
+    from innodb_exporter.scraping import addresses
 
     targets = tmp_path / "mysql.yml"
     targets.write_text("- targets: ['db7.example:3306']\n")

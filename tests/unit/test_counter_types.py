@@ -7,9 +7,9 @@ import glob
 import json
 import os
 
-from innodb_exporter import counters
-from innodb_exporter.counter_types import COUNTERS, GAUGES, TYPES
-from innodb_exporter.snapshot import Snapshot
+from innodb_exporter.metrics import counters
+from innodb_exporter.metrics.counter_types import COUNTERS, GAUGES, TYPES
+from innodb_exporter.metrics.snapshot import Snapshot
 from innodb_exporter.sources.innodb_metrics import Counter
 from support.golden import FIXTURES
 

@@ -8,9 +8,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
-from innodb_exporter import exposition, offline
-from innodb_exporter.families import Family
-from innodb_exporter.scrape import ScrapeResult
+from innodb_exporter import offline
+from innodb_exporter.metrics.families import Family
+from innodb_exporter.scraping import exposition
+from innodb_exporter.scraping.scrape import ScrapeResult
 from support import golden
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
@@ -78,10 +79,10 @@ def test_values_at_the_edges_are_written_as_prometheus_client_writes_them():
 def test_the_dml_delay_mysql_keeps_after_max_purge_lag_is_set_back_to_0_is_no_delay():
     """MySQL stops updating purge_dml_delay_usec once innodb_max_purge_lag is 0: the delay it kept is no
     longer applied, and InnoDBPurgeDMLDelay must end."""
-    from innodb_exporter import model
-    from innodb_exporter.server import ServerInfo
-    from innodb_exporter.snapshot import Snapshot
+    from innodb_exporter.metrics import model
+    from innodb_exporter.metrics.snapshot import Snapshot
     from innodb_exporter.sources.innodb_metrics import Counter
+    from innodb_exporter.sources.server import ServerInfo
 
     def delay(lag):
         snapshot = Snapshot(server=ServerInfo("mysql", (8, 4, 3)), variables={"innodb_max_purge_lag": lag},

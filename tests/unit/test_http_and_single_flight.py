@@ -6,24 +6,33 @@ import gzip
 import io
 import threading
 import time
+from concurrent.futures import Future
 
 import pytest
+from prometheus_client.registry import CollectorRegistry
 
 from innodb_exporter import cli, config
-from innodb_exporter.http import make_app
-from innodb_exporter.scrape import ScrapeResult, SourceResult
-from innodb_exporter.snapshot import Snapshot
-from innodb_exporter.target import Target
-from innodb_exporter.targets import Targets, TooManyTargets
-from prometheus_client.registry import CollectorRegistry
+from innodb_exporter.app import make_app
+from innodb_exporter.metrics.snapshot import Snapshot
+from innodb_exporter.scraping import singleflight
+from innodb_exporter.scraping.scrape import ScrapeResult, SourceResult
+from innodb_exporter.scraping.target import Target
+from innodb_exporter.scraping.targets import ProbeLimits, Targets, TooManyTargets
+from support.servers import wait_for
+
+# How long a test waits for something before it gives up: only so that a broken exporter fails the test instead
+# of hanging it, never a measure.
+HANG_GUARD = 30.0
 
 
 class SlowTarget(Target):
-    """A Target whose scrape takes a while and counts how often it really ran."""
+    """A Target whose scrape takes ``seconds``, or until ``release`` is set, and counts how often it really
+    ran and how many runs are going on now."""
 
     def __init__(self, seconds=0.3):
         super().__init__(config.ConnectionSettings(user="u"))
         self.seconds, self.runs, self.running, self.max_running = seconds, 0, 0, 0
+        self.release = threading.Event()
         self._count = threading.Lock()
 
     def _collect(self, deadline):
@@ -31,35 +40,58 @@ class SlowTarget(Target):
             self.runs += 1
             self.running += 1
             self.max_running = max(self.max_running, self.running)
-        time.sleep(self.seconds)
+        self.release.wait(self.seconds)
         with self._count:
             self.running -= 1
         sources = {s.name: SourceResult(s.name, "read") for s in self.sources}
         return ScrapeResult(True, None, sources, Snapshot())
 
 
-def test_concurrent_scrapes_share_one_run():
-    target = SlowTarget()
+@pytest.fixture
+def waits(monkeypatch) -> list:
+    """The timeout of each wait of a caller of SingleFlight for the run it shares, in order."""
+    waits = []
+
+    class Recorded(Future):
+        def result(self, timeout=None):
+            waits.append(timeout)
+            return super().result(timeout)
+
+    monkeypatch.setattr(singleflight, "Future", Recorded)
+    return waits
+
+
+def test_concurrent_scrapes_share_one_run(waits):
+    target = SlowTarget(seconds=HANG_GUARD)  # a run that lasts until the test releases it
     results = []
-    threads = [threading.Thread(target=lambda: results.append(target.scrape(5))) for _ in range(20)]
+    threads = [threading.Thread(target=lambda: results.append(target.scrape(HANG_GUARD))) for _ in range(20)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        wait_for(lambda: len(waits) == 20, HANG_GUARD, interval=0.01, what="20 scrapes waiting")
+    finally:
+        target.release.set()
+        for t in threads:
+            t.join(HANG_GUARD)
     assert target.runs == 1 and target.max_running == 1
-    assert all(r.up for r in results)
+    assert len(results) == 20 and all(r.up for r in results)
 
 
-def test_a_scrape_past_its_deadline_answers_down_in_time_and_sends_nothing_more():
-    target = SlowTarget(seconds=1.0)
-    started = time.monotonic()
-    result = target.scrape(0.2)
-    assert time.monotonic() - started < 0.5
-    assert not result.up and {r.kind for r in result.sources.values()} == {"timeout"}
-    assert target.scrape(0.2).up is False  # joins the run still in flight
-    assert target.runs == 1
-    time.sleep(1.0)
-    assert target.scrape(2).up and target.runs == 2
+def test_a_scrape_past_its_deadline_answers_down_while_its_run_goes_on_and_sends_nothing_more(waits):
+    target = SlowTarget(seconds=HANG_GUARD)  # a run that lasts until the test releases it
+    try:
+        result = target.scrape(0.2)
+        # Answered at its deadline, with the run it started still going: not when that run ends.
+        assert target.running == 1
+        assert not result.up and {r.kind for r in result.sources.values()} == {"timeout"}
+        assert target.scrape(0.2).up is False  # joins the run still in flight ...
+        assert target.runs == 1 and target.running == 1  # ... rather than sending the server a second one
+    finally:
+        target.release.set()
+    # Each caller bounded its wait by what was left of its own 0.2 s, never by the run.
+    assert len(waits) == 2 and all(w is not None and 0 <= w <= 0.2 for w in waits), waits
+    wait_for(lambda: not target.flight.busy, HANG_GUARD, interval=0.01, what="the run to end")
+    assert target.scrape(HANG_GUARD).up and target.runs == 2
 
 
 def app_for(target, flags=()):
@@ -67,7 +99,7 @@ def app_for(target, flags=()):
     args.disabled_sources = set()
     cfg, problems = config.load(args, {})
     assert problems == []
-    targets = Targets(cfg)
+    targets = Targets(cfg.connection, cfg.options, cfg.limits)
     targets.default = target
     return make_app(cfg, targets, CollectorRegistry())
 
@@ -119,7 +151,7 @@ def probe_targets(flags=(), **limits):
     args.disabled_sources = set()
     cfg, problems = config.load(args, {})
     assert problems == []
-    return cfg, Targets(cfg, config.ProbeLimits(**limits))
+    return cfg, Targets(cfg.connection, cfg.options, ProbeLimits(**limits))
 
 
 def test_every_spelling_of_one_server_is_one_target():
@@ -179,11 +211,22 @@ def test_the_janitor_closes_idle_connections_and_forgets_idle_targets():
 
 
 def test_scrape_timeout_header_sets_the_deadline():
-    app = app_for(SlowTarget(1.0))
-    started = time.monotonic()
-    status, body = call(app, "/metrics", {"HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS": "0.5"})
-    assert time.monotonic() - started < 0.6
-    assert "innodb_up 0.0" in body
+    timeouts = []
+
+    class Recorded(SlowTarget):
+        def scrape(self, timeout):
+            timeouts.append(timeout)
+            return super().scrape(timeout)
+
+    target = Recorded(seconds=HANG_GUARD)  # a run that lasts until the test releases it
+    app = app_for(target)
+    try:
+        status, body = call(app, "/metrics", {"HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS": "0.5"})
+        assert target.running == 1  # answered at the deadline, with the run still going
+    finally:
+        target.release.set()
+    assert timeouts == [0.25]  # the header's 0.5 s less --timeout-offset (0.25 s)
+    assert status.startswith("200") and "innodb_up 0.0" in body
 
 
 

@@ -15,8 +15,8 @@ import types
 
 import pytest
 
+from innodb_bundle import bundle
 from innodb_exporter import cli, offline
-from innodb_replay import bundle
 from support import golden
 from support.exporter import exporter_command
 
@@ -36,6 +36,7 @@ def _in_list(text: str, lines: str) -> str:
     return text[:at] + lines + text[at:]
 
 
+@pytest.mark.slow
 def test_a_header_forged_in_statement_text_is_refused_not_read(tmp_path):
     # A statement that prints a whole output of its own: cut at its header, it would be "the last complete one".
     real = golden.read_status(STOCK)
@@ -50,6 +51,7 @@ def test_a_header_forged_in_statement_text_is_refused_not_read(tmp_path):
     assert out.returncode == 0 and "2 monitor outputs found" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_single_output_is_read_whole(tmp_path):
     path = tmp_path / "status.txt"
     path.write_text(golden.read_status(STOCK), encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from innodb_exporter.connection import AuthRefused, ConnectionSettings, describe
+from innodb_exporter.scraping.connection import AuthRefused, ConnectionSettings, describe
 from support.fake_mysql import FakeServer
 
 SECRET = "Pw-Leak-Canary-7731"

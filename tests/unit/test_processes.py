@@ -10,7 +10,8 @@ import subprocess
 import pytest
 
 from innodb_replay.processes import Process
-from stack.native import Settings, Stack
+from stack.native import Stack
+from stack.settings import Settings
 from support.servers import wait_for
 
 

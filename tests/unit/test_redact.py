@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from innodb_exporter import redact
+from innodb_exporter.capture import redact
 from innodb_exporter.parsers import innodb_status
 from support.golden import read_status, status_fixtures
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from innodb_exporter import redo
+from innodb_exporter.metrics import redo
 from support import golden
 
 MiB = 1024 * 1024

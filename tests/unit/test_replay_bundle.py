@@ -8,13 +8,13 @@ import os
 import zipfile
 
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from innodb_bundle.bundle import BundleError, BundleReader, BundleWriter, Manifest, series_key
+from innodb_bundle.openmetrics import ChunkChecker, openmetrics_chunk
 from innodb_replay import export as export_module
-from innodb_replay.bundle import BundleError, BundleReader, BundleWriter, Manifest, series_key
 from innodb_replay.endpoints import Endpoint
 from innodb_replay.export import ExportError, parse_time
-from innodb_replay.openmetrics import ChunkChecker, openmetrics_chunk
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 
 def test_chunk_is_openmetrics_with_original_timestamps_and_escaped_labels():
@@ -223,6 +223,7 @@ WINDOW = (1795183200000, 1795186800000)  # 2026-11-20 14:00 to 15:00 UTC
     (json.dumps({"captures": [{"started": "2026-11-20T14:05:01+00:00", "snapshots": []}]}).encode(),
      "whose id or file names no exporter gives"),
 ])
+@pytest.mark.slow
 def test_a_captures_listing_no_exporter_gives_is_refused_before_any_sample(body, reason):
     server = CaptureListing(body)
     try:
@@ -232,6 +233,7 @@ def test_a_captures_listing_no_exporter_gives_is_refused_before_any_sample(body,
         server.close()
 
 
+@pytest.mark.slow
 def test_a_capture_removed_since_the_listing_is_left_out_not_the_export(tmp_path):
     server = CaptureListing(listing())
     try:

@@ -1,5 +1,5 @@
-"""Hostile bundles (issue 9, finding 5): each is refused within bounded memory and time, with one clear
-line and no traceback, before the data directory is touched.
+"""Hostile bundles (issue 9, finding 5): each is refused within bounded memory, with one clear line that
+names the check that refused it and no traceback, before the data directory is touched.
 
 The attacker writes the manifest too, so every bundle here carries checksums that match. Each import
 runs as a command whose address space is capped at 1 GiB, its peak memory measured with wait4: before
@@ -15,30 +15,32 @@ import resource
 import struct
 import subprocess
 import sys
-import time
 import zipfile
 
 import pytest
 
-from innodb_replay import limits
+from innodb_bundle import limits
 from innodb_replay.cli import main
 from support.bundles import START_MS, read_members, replay_command, sound_bundle, write_bundle
 from support.exporter import ROOT
 
 MAX_PEAK_MB = 100  # the command with its imports takes about 40
-MAX_SECONDS = 20  # generous for a loaded machine; a refusal takes well under a second
+# How long a command may run before the test gives up on it: only so that a regression fails the test instead
+# of hanging it, never a measure. What a refusal must not do (decompress a bomb, read past a bound) is asserted
+# through the line naming the check that refused it and the peak memory.
+HANG_GUARD = 120
 
 
 def refused(tmp_path, bundle, *extra, **kw):
     """Import the bundle; assert it was refused in one clean line within the bounds; return that line."""
     data_dir = tmp_path / "data"
-    run = replay_command("import", str(bundle), f"--data-dir={data_dir}", "--no-start", *extra, **kw)
+    run = replay_command("import", str(bundle), f"--data-dir={data_dir}", "--no-start", *extra,
+                         **{"timeout": HANG_GUARD, **kw})
     assert run.returncode == 1, (run.stdout, run.stderr)
     assert "Traceback" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert run.stderr.startswith("innodb-replay import: ")
     assert not any(ch in run.stderr for ch in "\x1b\x07\x9b"), "an escape sequence reached the terminal"
     assert run.peak_mb < MAX_PEAK_MB, f"{run.peak_mb:.0f} MB: {run.stderr}"
-    assert run.seconds < MAX_SECONDS, f"{run.seconds:.1f}s: {run.stderr}"
     assert not data_dir.exists() and not os.path.exists(f"{data_dir}.prometheus")
     return run.stderr
 
@@ -66,6 +68,7 @@ def bomb(path, member: str, size: int, prefix: bytes = b"") -> None:
 
 @pytest.mark.parametrize("size,member", [(256 << 20, "samples/000001.om"), (1 << 30, "samples/000001.om"),
                                          (256 << 20, "metadata.json")])
+@pytest.mark.slow
 def test_zip_bombs_are_refused_from_the_directory(tmp_path, size, member):
     path = tmp_path / "bomb.zip"
     bomb(path, member, size)
@@ -74,12 +77,14 @@ def test_zip_bombs_are_refused_from_the_directory(tmp_path, size, member):
     assert f"{member} would decompress to {size}" in line
 
 
+@pytest.mark.slow
 def test_a_bomb_within_the_size_bounds_is_refused_by_its_ratio(tmp_path):
     path = tmp_path / "bomb.zip"
     bomb(path, "samples/000001.om", 100 << 20)  # under the 128 MiB of a chunk, in a 100 KB file
     assert "ZIP bomb" in refused(tmp_path, path)
 
 
+@pytest.mark.slow
 def test_a_256_mb_manifest_is_not_read(tmp_path):
     path = tmp_path / "manifest-bomb.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
@@ -105,6 +110,7 @@ def _patch_declared_size(path, member: str, declared: int) -> None:
     open(path, "wb").write(bytes(data))
 
 
+@pytest.mark.slow
 def test_a_member_larger_than_its_directory_says_is_never_read_past_it(tmp_path):
     sound = tmp_path / "sound.zip"
     sound_bundle(str(sound))
@@ -190,6 +196,7 @@ def test_samples_outside_what_the_manifest_says_are_refused(tmp_path):
     assert "outside the chunk's window" in refused(tmp_path, path)
 
 
+@pytest.mark.slow
 def test_one_chunk_listed_twenty_times_is_refused(tmp_path):
     text = chunk_text([('innodb_up{job="innodb"}', START_MS + 1000, "1")])
     listed = manifest_for([("samples/000001.om", START_MS, START_MS + 2000, 1, 1)] * 20)
@@ -210,6 +217,7 @@ def test_one_chunk_listed_twenty_times_is_refused(tmp_path):
     assert "twice" in refused(tmp_path, path)
 
 
+@pytest.mark.slow
 def test_a_64_mb_label_value_is_refused_while_streaming(tmp_path):
     value = os.urandom(32 << 20).hex()  # 64 MB that compress only about twice: no ratio check stops it
     text = f'# TYPE innodb_up unknown\ninnodb_up{{job="{value}"}} 1 {START_MS // 1000}.000\n# EOF\n'.encode()
@@ -227,6 +235,7 @@ def test_a_64_mb_label_value_is_refused_while_streaming(tmp_path):
     assert f"longer than {limits.LINE_BYTES} bytes" in line
 
 
+@pytest.mark.slow
 def test_a_directory_of_too_many_members_is_not_read(tmp_path):
     path = tmp_path / "members.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
@@ -365,6 +374,7 @@ def test_a_bundle_truncated_anywhere_is_refused(tmp_path, capsys):
         assert err.count("\n") == 1 and not (tmp_path / "data").exists(), err
 
 
+@pytest.mark.slow
 def test_more_series_than_a_bundle_takes_are_refused_while_streaming(tmp_path):
     """Each distinct series costs the check a digest: their number is what bounds its memory."""
     n = limits.SERIES + 1
@@ -376,22 +386,21 @@ def test_more_series_than_a_bundle_takes_are_refused_while_streaming(tmp_path):
     write_bundle(str(path), manifest, {"samples/000001.om": text, "metadata.json": b"{}"})
     del text
     data_dir = tmp_path / "data"
-    run = replay_command("import", str(path), f"--data-dir={data_dir}", "--no-start")
+    run = replay_command("import", str(path), f"--data-dir={data_dir}", "--no-start", timeout=HANG_GUARD)
     assert run.returncode == 1 and f"more than {limits.SERIES} series" in run.stderr, run.stderr
-    assert run.peak_mb < 150 and run.seconds < 60, (run.peak_mb, run.seconds)
+    assert run.peak_mb < 150, run.peak_mb
     assert not data_dir.exists()
 
 
+@pytest.mark.slow
 def test_innodb_exporter_parse_refuses_a_hostile_bundle_the_same_way(tmp_path):
     """``innodb-exporter parse BUNDLE`` reads a bundle's texts through innodb_replay.bundle.read_texts."""
     path = tmp_path / "texts-bomb.zip"
     bomb(path, "texts/2026-11-20T14-05-00.000Z-engine-innodb-status.txt", 256 << 20)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
-    started = time.monotonic()
     out = subprocess.run([sys.executable, "-m", "innodb_exporter", "parse", str(path)], capture_output=True, text=True,
-                         env=env, timeout=60,
+                         env=env, timeout=HANG_GUARD,
                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)))
-    assert time.monotonic() - started < MAX_SECONDS
     assert out.returncode == 1 and "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert "ZIP bomb" in out.stderr or "at most" in out.stderr
 
@@ -408,6 +417,7 @@ def test_one_series_spelt_twice_is_refused(tmp_path, first, second):
     assert "labels not in name order, or a label with an empty value" in refused(tmp_path, path)
 
 
+@pytest.mark.slow
 def test_many_members_each_under_the_ratio_floor_are_refused_together(tmp_path):
     """Texts of exactly 1 MiB each pass the per-member ratio: 50,000 of them made 52 GB from 57 MB. Here
     200 (200 MiB from about 200 KB) show the bound over all members."""

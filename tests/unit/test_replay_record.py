@@ -13,10 +13,10 @@ import zipfile
 
 import bcrypt
 import pytest
-
-from innodb_replay.bundle import BundleReader
-from innodb_replay.endpoints import Endpoint, EndpointError
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+from innodb_bundle.bundle import BundleReader
+from innodb_replay.endpoints import Endpoint, EndpointError
 from support.exporter import ROOT, exporter_command
 from support.servers import free_port, wait_for
 
@@ -78,6 +78,7 @@ def up_values(bundle: str) -> dict[str, list[float]]:
     return values
 
 
+@pytest.mark.slow
 def test_credentials_in_the_url_are_used_and_never_kept(tmp_path, exporter):
     secret = urllib.parse.quote(PASSWORD, safe="")
     proc, bundle = record(tmp_path, f"innodb=http://{USER}:{secret}@{exporter}")
@@ -93,6 +94,7 @@ def test_credentials_in_the_url_are_used_and_never_kept(tmp_path, exporter):
         assert PASSWORD.encode() not in f.read()
 
 
+@pytest.mark.slow
 def test_a_password_file_keeps_the_password_off_the_command_line(tmp_path, exporter):
     password_file = tmp_path / "password"
     password_file.write_text(PASSWORD + "\n")
@@ -103,6 +105,7 @@ def test_a_password_file_keeps_the_password_off_the_command_line(tmp_path, expor
     assert set(up_values(bundle)["innodb"]) == {1.0}
 
 
+@pytest.mark.slow
 def test_a_target_no_scrape_reached_fails_without_a_secret_in_the_message(tmp_path, exporter):
     wrong = urllib.parse.quote(PASSWORD + "-wrong", safe="")
     proc, bundle = record(tmp_path, f"innodb=http://{USER}:{wrong}@{exporter}")
@@ -139,6 +142,7 @@ def test_a_bad_url_is_refused_without_its_password(url):
     assert "pw-secret" not in str(error.value) and "secret" not in str(error.value)
 
 
+@pytest.mark.slow
 def test_credentials_never_follow_a_redirect():
     """urllib would send the Authorization header on to wherever a redirect points."""
     seen = []

@@ -10,10 +10,10 @@ from contextlib import contextmanager
 import pymysql
 import pytest
 
-from innodb_exporter.connection import ConnectionSettings
-from innodb_exporter.scrape import Outcome, read_sources
-from innodb_exporter.server import ServerInfo
+from innodb_exporter.scraping.connection import ConnectionSettings
+from innodb_exporter.scraping.scrape import Outcome, read_sources
 from innodb_exporter.sources.base import Source
+from innodb_exporter.sources.server import ServerInfo
 
 
 def source(name: str, *statements: str) -> Source:

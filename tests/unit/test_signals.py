@@ -95,8 +95,8 @@ def test_the_pattern_would_see_a_hand_written_selector():
 
 # --- the next bottleneck ---------------------------------------------------------------------------
 
-def test_thresholds_the_exporter_also_judges_by_are_declared_once_in_the_exporter():
-    from innodb_exporter.moment import THRESHOLDS
+def test_thresholds_the_exporter_also_judges_by_are_declared_once_below_both():
+    from innodb_tuning import THRESHOLDS
 
     shared = {"pending_io_high": "pending_io", "history_high": "history",
               "long_transaction_seconds": "long_transaction_seconds",
@@ -105,7 +105,7 @@ def test_thresholds_the_exporter_also_judges_by_are_declared_once_in_the_exporte
         source = f.read()
     for key, field in shared.items():
         assert CONFIG[key] == getattr(THRESHOLDS, field)
-        assert re.search(rf'"{key}": THRESHOLDS\.{field},', source), f"{key} is not taken from the exporter"
+        assert re.search(rf'"{key}": THRESHOLDS\.{field},', source), f"{key} is not taken from innodb_tuning"
 
 
 def test_classes_are_in_their_order_of_precedence_each_with_a_reason_and_required_evidence():

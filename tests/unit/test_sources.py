@@ -9,10 +9,9 @@ import re
 import pytest
 
 from innodb_exporter import sources
-from innodb_exporter.server import ServerInfo
-from innodb_exporter.snapshot import Snapshot
-from innodb_exporter.sources import GlobalVariables, InnodbMetrics, PerfSchemaLatches, PerfSchemaRedoFile
-from innodb_exporter.sources import base
+from innodb_exporter.metrics.snapshot import Snapshot
+from innodb_exporter.sources import GlobalVariables, InnodbMetrics, PerfSchemaLatches, PerfSchemaRedoFile, base
+from innodb_exporter.sources.server import ServerInfo
 
 
 def test_every_source_has_a_field_of_its_own_in_the_snapshot():

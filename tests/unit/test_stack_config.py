@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from innodb_exporter import config as exporter_config
-from innodb_exporter.addresses import Address
-from stack.native import (DEFAULT_PORTS, Settings, Stack, StackError, exporter_cnf, go_ini_quoted,
-                          mysys_quoted)
+from innodb_exporter.scraping.addresses import Address
+from stack.native import Stack, exporter_cnf, go_ini_quoted, mysys_quoted
+from stack.settings import DEFAULT_PORTS, Settings, StackError
 from stack.servers import EXPORTER_GRANTS, MARIADB_EXPORTER_GRANTS
 from support.golden import TESTS
 from support.servers import free_port, wait_for
@@ -101,6 +101,7 @@ def compose(*args, env=None):
                           env={**os.environ, **(env or {})})
 
 
+@pytest.mark.slow
 def test_docker_compose_config_validates(tmp_path):
     env_file = tmp_path / "env"
     with open(os.path.join(ROOT, ".env.example")) as f:
@@ -128,6 +129,7 @@ def test_compose_refuses_to_start_without_passwords():
     assert out.returncode != 0 and "set " in out.stderr and "in .env" in out.stderr
 
 
+@pytest.mark.slow
 def test_mysql_address_points_every_service_at_your_own_server(tmp_path):
     """Without the demo, its root password is not needed; the exporters' password is."""
     env_file = tmp_path / "env"

@@ -11,7 +11,6 @@ import os
 import select
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -20,12 +19,16 @@ import time
 import bcrypt
 import pytest
 
-from innodb_exporter import webserver
-from innodb_exporter.webconfig import AttemptLimiter, BasicAuth, WebConfig
-from innodb_exporter.webserver import Limits, Server
+from innodb_exporter.web import server as webserver
+from innodb_exporter.web.config import AttemptLimiter, BasicAuth, WebConfig
+from innodb_exporter.web.server import Limits, Server
 from support.servers import free_port, wait_for
 
 webserver.raise_open_files_limit()  # this process holds both ends of a thousand connections
+
+# How long a test waits for something before it gives up: only so that a broken server fails the test instead
+# of hanging it. No test measures a duration; each waits for an event (a close, an answer, a counter).
+HANG_GUARD = 30.0
 
 
 def echo_app(environ, start_response):
@@ -88,15 +91,12 @@ def closed_by_peer(sock, within=0.0) -> bool:
         return False
 
 
-def seconds_until_closed(sock, limit=10.0) -> float:
-    started = time.monotonic()
-    sock.settimeout(limit)
-    try:
-        while sock.recv(65536):
-            pass
-    except ConnectionResetError:
-        pass
-    return time.monotonic() - started
+def closed_now(socks) -> int:
+    """How many of ``socks`` the server has closed already (their EOF or reset has arrived), without waiting."""
+    poll = select.poll()  # not select(): the test process may hold descriptors past 1024
+    for sock in socks:
+        poll.register(sock, select.POLLIN)
+    return len(poll.poll(0))  # an idle socket the server keeps has nothing to read; a closed one has its EOF
 
 
 # --- the WSGI side -----------------------------------------------------------------------------
@@ -198,34 +198,47 @@ def test_garbage_gets_400():
         assert read_all(raw(server.port, b"HELLO\r\n\r\n")).startswith(b"HTTP/1.1 400")
 
 
+@pytest.mark.slow
 def test_the_request_head_must_arrive_within_its_deadline_even_one_byte_at_a_time():
-    with running(limits=Limits(head_timeout=0.6)) as server:
-        assert 0.5 < seconds_until_closed(raw(server.port)) < 2.0  # says nothing at all
-        sock = raw(server.port)
-        started = time.monotonic()
+    # The keep-alive deadline is far longer than the test waits: a close can only come from the head's.
+    with running(limits=Limits(head_timeout=0.6, idle_timeout=HANG_GUARD * 10)) as server:
+        assert closed_by_peer(raw(server.port), within=HANG_GUARD)  # says nothing at all
+        # Slowloris: a byte of a head that never ends every 50 ms, each far within the deadline. Were the deadline
+        # renewed by every byte, the server would take them until the test gives up; it closes the connection.
+        sock = raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        give_up = time.monotonic() + HANG_GUARD
         with pytest.raises((BrokenPipeError, ConnectionResetError)):
-            for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"y" * 100:
-                sock.send(bytes([byte]))
+            while time.monotonic() < give_up:
+                sock.send(b"y")
                 time.sleep(0.05)
-        assert time.monotonic() - started < 2.0  # slowloris: trickling bytes does not extend the deadline
 
 
+@pytest.mark.slow
 def test_idle_keep_alive_connections_close_and_a_new_request_gets_the_head_deadline():
-    with running(limits=Limits(idle_timeout=1.0, head_timeout=0.5)) as server:
-        sock = raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
-        time.sleep(0.7)  # longer than the head deadline, shorter than the keep-alive one: still open
-        sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert sock.recv(65536).startswith(b"HTTP/1.1 200")
-        assert 0.8 < seconds_until_closed(sock) < 2.5
+    # Each deadline is tried with the other one longer than the test waits, so that a close names its deadline.
+    with running(fixed_app, limits=Limits(head_timeout=0.5, idle_timeout=HANG_GUARD * 10)) as server:
+        kept = raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+        # A connection opened after ``kept`` went idle, saying nothing: its head deadline ends after ``kept`` has
+        # been idle longer than a head deadline. Once it is closed, ``kept`` is still open, and is answered.
+        assert closed_by_peer(raw(server.port), within=HANG_GUARD)
+        kept.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+        # The next request has begun: its head has the head deadline again, not the keep-alive one.
+        kept.sendall(b"GET / HTTP/1.1\r\nHo")
+        assert closed_by_peer(kept, within=HANG_GUARD)
+    with running(fixed_app, limits=Limits(idle_timeout=0.5, head_timeout=HANG_GUARD * 10)) as server:
+        kept = raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert kept.recv(65536).startswith(b"HTTP/1.1 200")
+        assert closed_by_peer(kept, within=HANG_GUARD)  # idle past the keep-alive deadline
 
 
+@pytest.mark.slow
 def test_a_body_that_comes_too_slowly_gets_408():
     with running(limits=Limits(body_timeout=0.5)) as server:
         sock = raw(server.port, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
-        started = time.monotonic()
-        assert read_all(sock).startswith(b"HTTP/1.1 408")
-        assert 0.4 < time.monotonic() - started < 2.0
+        sock.settimeout(HANG_GUARD)
+        assert read_all(sock).startswith(b"HTTP/1.1 408")  # the body deadline's answer, and nothing else's
 
 
 def test_expect_100_continue():
@@ -241,15 +254,19 @@ def test_expect_100_continue():
 
 
 class Gate:
-    """An app that holds its requests until opened, to make connections busy."""
+    """An app that holds its requests until opened, to make connections busy; ``left`` is set when a request
+    has left it."""
 
     def __init__(self):
-        self.open, self.entered = threading.Event(), threading.Semaphore(0)
+        self.open, self.entered, self.left = threading.Event(), threading.Semaphore(0), threading.Event()
 
     def __call__(self, environ, start_response):
         self.entered.release()
-        self.open.wait(10)
-        return echo_app(environ, start_response)
+        try:
+            self.open.wait(HANG_GUARD)
+            return echo_app(environ, start_response)
+        finally:
+            self.left.set()
 
 
 def test_at_the_bound_the_longest_idle_connection_is_closed_and_busy_ones_are_not():
@@ -261,11 +278,10 @@ def test_at_the_bound_the_longest_idle_connection_is_closed_and_busy_ones_are_no
         idle.append(raw(server.port, b"GET / HTTP/1.1\r\nHo"))  # a partial head is idle too
         for _ in range(5):
             idle.append(raw(server.port))
-        time.sleep(0.3)
-        assert server.connections == 8
+        wait_for(lambda: server.connections == 8, HANG_GUARD, interval=0.01, what="8 connections")
         newcomer = raw(server.port, b"GET /new HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        assert gate.entered.acquire(timeout=5)  # the newcomer got in ...
-        assert closed_by_peer(idle[0], within=2)  # ... in place of the longest idle connection
+        assert gate.entered.acquire(timeout=HANG_GUARD)  # the newcomer got in ...
+        assert closed_by_peer(idle[0], within=HANG_GUARD)  # ... in place of the longest idle connection
         assert not any(closed_by_peer(s) for s in idle[1:])
         gate.open.set()
         assert b'"/new"' in read_all(newcomer)
@@ -278,52 +294,66 @@ def test_when_every_connection_is_busy_a_newcomer_is_closed():
         busy = [raw(server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n") for _ in range(2)]
         for _ in busy:
             assert gate.entered.acquire(timeout=5)
-        assert closed_by_peer(raw(server.port), within=2)
+        assert closed_by_peer(raw(server.port), within=HANG_GUARD)
         gate.open.set()
         assert all(s.recv(65536).startswith(b"HTTP/1.1 200") for s in busy)
 
 
+@pytest.mark.slow
 def test_a_thousand_idle_connections_do_not_delay_requests():
-    with running(limits=Limits(max_connections=1024)) as server:
+    """At the bound, a request does not wait for room: the longest idle connection is closed for it at once.
+    The idle connections' head deadline is longer than the client waits, so a server that made a request wait
+    for one of them to end would fail it, and none is closed by a deadline here, only by the bound."""
+    with running(limits=Limits(max_connections=1024, head_timeout=HANG_GUARD * 10)) as server:
         idle = [raw(server.port) for _ in range(1024)]
-        latencies = []
+        wait_for(lambda: server.connections == 1024, HANG_GUARD, interval=0.01, what="1024 idle connections")
+        latencies = []  # shown, not asserted: they move with the machine's load
         for _ in range(20):
             started = time.monotonic()
-            assert get(server.port)[0] == 200
+            assert get(server.port, timeout=HANG_GUARD)[0] == 200
             latencies.append(time.monotonic() - started)
         assert server.connections <= 1024
-        closed = sum(closed_by_peer(s) for s in idle)
+        # Each idle connection closed for a newcomer was closed before that newcomer was answered.
+        closed = closed_now(idle)
         for s in idle:
             s.close()
     print(f"1024 idle: request max {max(latencies) * 1000:.1f} ms, {closed} idle connections closed for them")
-    assert max(latencies) < 0.5
-    assert closed >= 1  # the bound made room
+    assert 1 <= closed <= 20  # the bound made room, at most one idle connection per request, and kept the rest
 
 
 # --- listening ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_busy_server_keeps_a_thousand_connections_waiting_in_its_backlog():
     with running() as server:
-        # Hold the event loop, as a burst of work would, so that nothing is accepted meanwhile.
-        server._loop.call_soon_threadsafe(time.sleep, 2.0)
-        time.sleep(0.1)
+        # Hold the event loop, as a burst of work would, so that nothing is accepted until the test lets go.
+        held, release = threading.Event(), threading.Event()
+        server._loop.call_soon_threadsafe(lambda: (held.set(), release.wait(HANG_GUARD)))
+        assert held.wait(HANG_GUARD)
         clients = []
-        for _ in range(1000):
-            sock = socket.socket()
-            sock.setblocking(False)
-            sock.connect_ex(("127.0.0.1", server.port))
-            clients.append(sock)
-        time.sleep(0.5)
-        # The kernel completed every handshake into the accept queue (with a backlog of 5, the rest would wait
-        # for SYN retries: 1 s, 3 s, 7 s ...).
-        poll = select.poll()  # not select(): the test process may hold descriptors past 1024
-        for sock in clients:
-            poll.register(sock, select.POLLOUT)
-        writable = [fd for fd, events in poll.poll(0) if events & select.POLLOUT]
-        assert len(writable) == 1000 and all(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for s in clients)
+        try:
+            for _ in range(1000):
+                sock = socket.socket()
+                sock.setblocking(False)
+                sock.connect_ex(("127.0.0.1", server.port))
+                clients.append(sock)
+            # The kernel completes every handshake into the accept queue while nothing accepts. With a backlog
+            # of 5 the rest would not: their SYNs are dropped while the queue is full, and it stays full.
+            poll = select.poll()  # not select(): the test process may hold descriptors past 1024
+            for sock in clients:
+                poll.register(sock, select.POLLOUT)
+            writable: set[int] = set()
+            give_up = time.monotonic() + HANG_GUARD
+            while len(writable) < len(clients) and time.monotonic() < give_up:
+                writable |= {fd for fd, events in poll.poll(100) if events & select.POLLOUT}
+            assert len(writable) == 1000 and all(s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0 for s in clients)
+            assert server.connections == 0  # none accepted yet: all of them wait in the backlog
+        finally:
+            release.set()
         for sock in clients:
             sock.setblocking(True)
+            sock.settimeout(HANG_GUARD)
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         answered = sum(read_all(s).startswith(b"HTTP/1.1 200") for s in clients)
         for sock in clients:
@@ -355,7 +385,7 @@ def test_ipv6_and_every_address():
 
 
 def test_the_open_files_limit_is_raised_to_the_hard_limit():
-    code = ("import resource; from innodb_exporter.webserver import raise_open_files_limit as r; "
+    code = ("import resource; from innodb_exporter.web.server import raise_open_files_limit as r; "
             "print(r(), resource.getrlimit(resource.RLIMIT_NOFILE)[1])")
     out = subprocess.run(["bash", "-c", f"ulimit -Sn 256 && {sys.executable} -c '{code}'"], capture_output=True,
                          text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
@@ -410,95 +440,126 @@ def test_a_refusal_keeps_the_connection_of_a_request_without_a_body():
         assert server.connections == 1
 
 
-def login_medians(port, credentials, rounds=9) -> list[float]:
-    """Median time of a failed login for each (user, password), sampled in turns so that noise hits all alike."""
-    samples = [[] for _ in credentials]
-    for _ in range(rounds):
-        for i, (user, password) in enumerate(credentials):
-            started = time.monotonic()
-            assert get(port, headers=basic(user, password))[0] == 401
-            samples[i].append(time.monotonic() - started)
-    return [statistics.median(s) for s in samples]
+def recording_bcrypt(monkeypatch) -> list[bytes]:
+    """The hashes bcrypt.checkpw is run against from now on, in order (the work of a check is that of its
+    hash's cost)."""
+    checked: list[bytes] = []
+    real = bcrypt.checkpw
+
+    def checkpw(password, hashed_password):
+        checked.append(hashed_password)
+        return real(password, hashed_password)
+    monkeypatch.setattr(bcrypt, "checkpw", checkpw)
+    return checked
 
 
-def test_unknown_and_known_users_cost_the_same():
-    cost = 9  # ~30 ms per check: well above the noise of a loopback request
-    users = {"prometheus": hashed(b"right", cost)}
+def test_unknown_and_known_users_cost_the_same(monkeypatch):
+    """A wrong password costs one bcrypt check of the users' cost whether the user exists or not. Before: no
+    bcrypt for an unknown user (0.5 ms against 58 ms), which told a guesser which users exist."""
+    cost = b"06"  # not bcrypt's default (12) nor that of hashed() (04): a dummy hash of either would show
+    users = {"prometheus": hashed(b"right", int(cost))}
     auth = BasicAuth(users, limiter=AttemptLimiter(burst=1000))
+    checked = recording_bcrypt(monkeypatch)
     with running(web=WebConfig(users=users), auth=auth) as server:
-        known, unknown, empty = login_medians(server.port, [("prometheus", "wrong"), ("nobody", "wrong"), ("", "")])
-    print(f"wrong password, known user {known * 1000:.1f} ms, unknown user {unknown * 1000:.1f} ms, "
-          f"empty {empty * 1000:.1f} ms")
-    # Before: 0.5 ms for an unknown user against 58 ms for a known one.
-    assert 0.5 < known / unknown < 2 and 0.5 < known / empty < 2
-    assert unknown > 0.01  # the unknown user really ran bcrypt
+        for user, password in [("prometheus", "wrong"), ("nobody", "wrong"), ("", "")]:
+            ran = len(checked)
+            assert get(server.port, headers=basic(user, password))[0] == 401
+            assert len(checked) == ran + 1, f"{user!r}: {len(checked) - ran} bcrypt checks"
+    assert [h[4:6] for h in checked] == [cost] * 3, checked  # the same work each time
+    assert checked[0] == users["prometheus"] and checked[1] == checked[2] != checked[0]  # unknown: the dummy
 
 
-def test_failed_logins_are_limited_per_address_without_running_bcrypt():
-    users = {"prometheus": hashed(b"right", 9)}
+def test_failed_logins_are_limited_per_address_without_running_bcrypt(monkeypatch):
+    users = {"prometheus": hashed(b"right")}
     auth = BasicAuth(users, limiter=AttemptLimiter(burst=3, refill=60))
+    checked = recording_bcrypt(monkeypatch)
     with running(web=WebConfig(users=users, headers=HEADERS), auth=auth) as server:
         assert get(server.port, headers=basic("prometheus", "right"))[0] == 200  # remembered from now on
         assert [get(server.port, headers=basic("prometheus", f"guess{i}"))[0] for i in range(3)] == [401] * 3
-        started = time.monotonic()
+        assert len(checked) == 4  # the success and the three guesses ran bcrypt
         status, headers, _ = get(server.port, headers=basic("prometheus", "guess3"))
-        refused_in = time.monotonic() - started
         assert status == 429 and 50 <= int(headers["Retry-After"]) <= 60
         assert headers["X-Content-Type-Options"] == "nosniff"
-        assert refused_in < 0.02  # no bcrypt (cost 9 takes ~30 ms)
         assert get(server.port, headers=basic("nobody", "x"))[0] == 429  # unknown users count the same
+        assert len(checked) == 4  # refused without running bcrypt
         assert get(server.port, headers=basic("prometheus", "right"))[0] == 200  # a known success still passes
         assert get(server.port, headers=basic("prometheus", "guess4"), source="127.0.0.2")[0] == 401  # per address
 
 
 def test_bcrypt_runs_off_the_event_loop_with_bounded_concurrency(monkeypatch):
-    running_now, most = [0], [0]
-    lock = threading.Lock()
+    in_bcrypt, most, calls = [0], [0], [0]
+    changed = threading.Condition()
+    release = threading.Event()
     real = bcrypt.checkpw
 
-    def slow_checkpw(password, hashed_password):
-        with lock:
-            running_now[0] += 1
-            most[0] = max(most[0], running_now[0])
+    def held_checkpw(password, hashed_password):
+        """bcrypt that goes on until the test releases it."""
+        with changed:
+            in_bcrypt[0] += 1
+            calls[0] += 1
+            most[0] = max(most[0], in_bcrypt[0])
+            changed.notify_all()
         try:
-            time.sleep(0.2)
+            release.wait(HANG_GUARD)
             return real(password, hashed_password)
         finally:
-            with lock:
-                running_now[0] -= 1
+            with changed:
+                in_bcrypt[0] -= 1
+                changed.notify_all()
 
     users = {"prometheus": hashed(b"right")}
     auth = BasicAuth(users, concurrency=2, limiter=AttemptLimiter(burst=1000))
     with running(web=WebConfig(users=users), auth=auth, limits=Limits(auth_workers=2)) as server:
-        assert get(server.port, headers=basic("prometheus", "right"))[0] == 200  # cached before bcrypt slows
-        monkeypatch.setattr(bcrypt, "checkpw", slow_checkpw)
-        guesses = [threading.Thread(target=get, args=(server.port,), kwargs={"headers": basic("prometheus", f"g{i}")})
-                   for i in range(10)]
+        assert get(server.port, headers=basic("prometheus", "right"))[0] == 200  # remembered: no bcrypt from now on
+        monkeypatch.setattr(bcrypt, "checkpw", held_checkpw)
+        statuses: list[int] = []
+        guesses = [threading.Thread(target=lambda i=i: statuses.append(
+            get(server.port, headers=basic("prometheus", f"g{i}"), timeout=HANG_GUARD)[0])) for i in range(10)]
         for t in guesses:
             t.start()
-        time.sleep(0.1)
-        started = time.monotonic()
-        assert get(server.port, headers=basic("prometheus", "right"))[0] == 200
-        cached_in = time.monotonic() - started
-        for t in guesses:
-            t.join()
-    assert most[0] == 2
-    assert cached_in < 0.1  # ten queued bcrypt checks (1 s of work) did not hold up the event loop
+        try:
+            # Ten logins waiting for bcrypt, two of them in it and held there. Had the event loop run bcrypt
+            # itself, it would be stuck in the first check: neither would come.
+            wait_for(lambda: server._auth_waiting == 10, HANG_GUARD, interval=0.01, what="ten logins at bcrypt")
+            with changed:
+                assert changed.wait_for(lambda: in_bcrypt[0] >= 2, HANG_GUARD)
+            # Meanwhile the loop answers a login that needs no bcrypt, with all ten checks still pending.
+            assert get(server.port, headers=basic("prometheus", "right"), timeout=HANG_GUARD)[0] == 200
+            assert server._auth_waiting == 10 and statuses == []
+            assert in_bcrypt[0] == most[0] == 2  # two in bcrypt, eight waiting their turn
+        finally:
+            release.set()
+            for t in guesses:
+                t.join(HANG_GUARD)
+    assert statuses == [401] * 10 and calls[0] == 10
+    assert most[0] == 2  # never more than two at once
 
 
 def test_too_many_logins_waiting_for_bcrypt_get_429(monkeypatch):
     users = {"prometheus": hashed(b"right")}
     auth = BasicAuth(users, concurrency=1, limiter=AttemptLimiter(burst=1000))
+    release = threading.Event()
     real = bcrypt.checkpw
-    monkeypatch.setattr(bcrypt, "checkpw", lambda p, h: time.sleep(0.3) or real(p, h))
+
+    def held_checkpw(password, hashed_password):
+        """bcrypt that goes on until the test releases it."""
+        release.wait(HANG_GUARD)
+        return real(password, hashed_password)
+    monkeypatch.setattr(bcrypt, "checkpw", held_checkpw)
     with running(web=WebConfig(users=users), auth=auth, limits=Limits(auth_workers=1, auth_queue=2)) as server:
-        results = []
-        guesses = [threading.Thread(target=lambda i=i: results.append(get(server.port, headers=basic("x", f"{i}"))[0]))
-                   for i in range(6)]
+        results: list[int] = []
+        guesses = [threading.Thread(target=lambda i=i: results.append(
+            get(server.port, headers=basic("x", f"{i}"), timeout=HANG_GUARD)[0])) for i in range(6)]
         for t in guesses:
             t.start()
-        for t in guesses:
-            t.join()
+        try:
+            # While bcrypt holds the first check, two logins fill the queue and the four others are refused.
+            wait_for(lambda: len(results) == 4, HANG_GUARD, interval=0.01, what="four logins refused")
+            assert results == [429] * 4 and server._auth_waiting == 2
+        finally:
+            release.set()
+            for t in guesses:
+                t.join(HANG_GUARD)
     assert sorted(results) == [401, 401, 429, 429, 429, 429]
 
 
@@ -516,40 +577,51 @@ def test_configured_headers_are_on_every_answer_and_replace_the_apps():
 
 def test_stop_finishes_requests_in_flight_closes_idle_connections_and_stops_listening():
     gate = Gate()
-    server = Server(gate, host="127.0.0.1", port=0, limits=Limits(grace=5))
+    # A grace period longer than the test waits: stop can only return early by seeing the request finish.
+    server = Server(gate, host="127.0.0.1", port=0, limits=Limits(grace=HANG_GUARD * 10))
     port = server.start()
     idle = raw(port)
     busy = raw(port, b"GET /busy HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert gate.entered.acquire(timeout=5)
+    assert gate.entered.acquire(timeout=HANG_GUARD)
     stopper = threading.Thread(target=server.stop)
-    started = time.monotonic()
     stopper.start()
-    assert closed_by_peer(idle, within=2)
-    threading.Timer(0.5, gate.open.set).start()
+    try:
+        assert closed_by_peer(idle, within=HANG_GUARD)
+        assert stopper.is_alive()  # stop waits for the request in flight ...
+    finally:
+        gate.open.set()
+    busy.settimeout(HANG_GUARD)
     answer = read_all(busy)
     assert answer.startswith(b"HTTP/1.1 200") and b"Connection: close" in answer
-    stopper.join(10)
-    assert not stopper.is_alive() and time.monotonic() - started < 3
+    stopper.join(HANG_GUARD)
+    assert not stopper.is_alive()  # ... and returns once it is answered, not at the end of the grace period
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", port), timeout=2)
 
 
+@pytest.mark.slow
 def test_stop_closes_a_request_that_outlives_the_grace_period():
     gate = Gate()
     server = Server(gate, host="127.0.0.1", port=0, limits=Limits(grace=0.5))
     port = server.start()
     busy = raw(port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    assert gate.entered.acquire(timeout=5)
-    started = time.monotonic()
-    server.stop()
-    assert time.monotonic() - started < 2.5
-    assert read_all(busy) == b""
-    gate.open.set()
+    assert gate.entered.acquire(timeout=HANG_GUARD)
+    try:
+        stopper = threading.Thread(target=server.stop)
+        stopper.start()
+        stopper.join(HANG_GUARD)
+        # stop returned while the request was still held in the app, which only the test lets go ...
+        assert not stopper.is_alive() and not gate.left.is_set()
+        busy.settimeout(HANG_GUARD)
+        assert read_all(busy) == b""  # ... and closed its connection unanswered
+    finally:
+        gate.open.set()
 
 
 SERVE = """
 import sys
-from innodb_exporter import logs, webserver
+from innodb_exporter import logs
+from innodb_exporter.web import server as webserver
 
 def app(environ, start_response):
     start_response("200 OK", [("Content-Type", "text/plain")])
@@ -561,6 +633,7 @@ print("serve returned", flush=True)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_returns_on_sigterm_and_sigint_after_closing_connections(sig):
     port = free_port()
@@ -570,9 +643,9 @@ def test_serve_returns_on_sigterm_and_sigint_after_closing_connections(sig):
         wait_for(lambda: get(port)[0] == 200, 20, what="serve() listening")
         idle = raw(port)
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=10)
+        out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         proc.kill()
     assert proc.returncode == 0, err
     assert out == "serve returned\n" and f'msg="shutting down on {sig.name}"' in err and "Traceback" not in err
-    assert closed_by_peer(idle)
+    assert closed_by_peer(idle, within=HANG_GUARD)

@@ -7,7 +7,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, Generator
 
-from ..server import ServerInfo
+from .server import ServerInfo
 
 # A source's read: yields each statement it needs, one after another, is sent that statement's rows, and
 # returns its value. A scrape sends the statements of all its sources together (scrape.read_sources).

@@ -11,8 +11,9 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
-from . import counters, health, model
-from .families import Exposed, Family
+from ..metrics import counters, model
+from ..metrics.families import Exposed, Family
+from . import health
 from .scrape import ScrapeResult
 
 OPENMETRICS = "application/openmetrics-text"

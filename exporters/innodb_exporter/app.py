@@ -1,7 +1,7 @@
 """The HTTP surface: landing page, /metrics, /probe, /-/healthy, and the evidence captures (POST /capture,
 /captures, /api/captures). A WSGI app built by a factory.
 
-Tests call ``make_app`` with their own targets; webserver.py serves it, and enforces TLS and basic auth
+Tests call ``make_app`` with their own targets; web/server.py serves it, and enforces TLS and basic auth
 from the web config before a request reaches it.
 """
 
@@ -16,11 +16,12 @@ from urllib.parse import parse_qs, quote
 from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
-from . import __version__, exposition, health
-from .capture import CaptureError, CaptureService
+from . import __version__
+from .capture.service import CaptureError, CaptureService
 from .config import MAX_SCRAPE_TIMEOUT, Config, ProbeError, probe_connection
-from .target import Target
-from .targets import Targets, TooManyTargets
+from .scraping import exposition, health
+from .scraping.target import Target
+from .scraping.targets import Targets, TooManyTargets
 
 TIMEOUT_HEADER = "HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS"
 MIN_TIMEOUT = 0.1

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..parsers.innodb_mutex import MutexReading
+from ..parsers.innodb_status import InnodbStatus
+from ..sources.innodb_metrics import Counter
+from ..sources.innodb_trx import TrxSummary
+from ..sources.perf_schema_latches import LatchInstrument
+from ..sources.perf_schema_redo_file import RedoFileIO
+from ..sources.server import ServerInfo
 from . import redo
-from .parsers.innodb_mutex import MutexReading
-from .parsers.innodb_status import InnodbStatus
-from .server import ServerInfo
-from .sources.innodb_metrics import Counter
-from .sources.innodb_trx import TrxSummary
-from .sources.perf_schema_latches import LatchInstrument
-from .sources.perf_schema_redo_file import RedoFileIO
 
 
 @dataclass

@@ -6,13 +6,13 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
-from . import model
+from ..metrics import model
+from ..metrics.snapshot import Snapshot
+from ..sources import CATALOGUE, CORE, GlobalStatus, GlobalVariables, InnodbMetrics, Source
+from ..sources.base import Read
+from ..sources.server import ServerInfo
 from .connection import describe, error_code
-from .server import ServerInfo
 from .session import Session
-from .snapshot import Snapshot
-from .sources import CATALOGUE, CORE, GlobalStatus, GlobalVariables, InnodbMetrics, Source
-from .sources.base import Read
 
 # Errors after which the connection cannot be trusted for another query.
 CONNECTION_KINDS = ("connection", "timeout")

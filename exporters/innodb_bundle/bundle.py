@@ -29,7 +29,7 @@ import zipfile
 from dataclasses import dataclass
 
 from . import archive, limits, manifest as manifest_format
-from .archive import METADATA, MANIFEST, BundleError
+from .archive import MANIFEST, METADATA, BundleError
 from .manifest import FORMAT, Chunk, Manifest
 from .openmetrics import ChunkChecker, SeriesKey, format_value, openmetrics_chunk, series_fits, series_key
 from .terminal import Progress, printable

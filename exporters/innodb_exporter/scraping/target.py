@@ -16,15 +16,15 @@ from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from . import model
+from ..metrics import model
+from ..metrics.snapshot import Snapshot
+from ..sources import NAMES, PerfSchemaLatches
+from ..sources.perf_schema_latches import untimed_by_kind
 from .connection import ConnectionSettings, describe
 from .monitors import MonitorEnabler, disabled
 from .problemlog import ProblemLog
 from .scrape import Outcome, ScrapeResult, SourceResult, build_sources, read_sources, up
 from .session import Session
-from .snapshot import Snapshot
-from .sources import NAMES, PerfSchemaLatches
-from .sources.perf_schema_latches import untimed_by_kind
 from .singleflight import SingleFlight, TimedOut
 
 log = logging.getLogger("innodb_exporter")

@@ -11,10 +11,10 @@ from __future__ import annotations
 import logging
 import time
 
+from ..metrics.snapshot import Snapshot
 from .connection import describe
 from .problemlog import ProblemLog
 from .session import Session
-from .snapshot import Snapshot
 
 RETRY_AFTER = 600.0  # seconds after a refusal
 

@@ -7,7 +7,7 @@ reference (docs/metrics.md is generated from it). Version differences live here 
 simply has no value on a server that lacks its status variable, counter or text line. Metrics whose
 label values come from the data (latches, buffer pool instances) have a function instead (``Derived``).
 
-The exporter's own metrics (up, per-source health, what is disabled) are declared in health.py.
+The exporter's own metrics (up, per-source health, what is disabled) are declared in scraping/health.py.
 """
 
 from __future__ import annotations
@@ -16,18 +16,11 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from ..sources import (EngineInnodbStatus, GlobalStatus, GlobalVariables, InnodbMetrics, InnodbTrx, PerfSchemaRedoFile,
+                       Source)
+from . import redo
 from .families import Family, Sample
 from .snapshot import Snapshot
-from .sources import (
-    EngineInnodbStatus,
-    GlobalStatus,
-    GlobalVariables,
-    InnodbMetrics,
-    InnodbTrx,
-    PerfSchemaRedoFile,
-    Source,
-)
-from . import redo
 
 
 @dataclass(frozen=True)
@@ -175,7 +168,7 @@ class Derived:
 class Metric:
     family: Family
     builder: Series | Derived
-    headline: bool = False  # part of SPEC.md's contract
+    headline: bool = False  # part of the metric contract (docs/design.md)
     ceiling: float | None = None  # the largest possible value (ratios)
 
     @property

@@ -8,8 +8,8 @@ import time
 import pymysql
 from pymysql.constants import CLIENT
 
+from ..sources.server import ServerInfo, identify
 from .connection import ConnectionSettings, set_query_timeout
-from .server import ServerInfo, identify
 
 
 def probe_server(conn) -> ServerInfo:

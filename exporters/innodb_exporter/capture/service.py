@@ -30,16 +30,13 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
 
-from . import addresses
-from .connection import describe
-from .families import Family
+from ..metrics.families import Family
+from ..scraping import addresses
+from ..scraping.connection import describe
+from ..scraping.targets import Targets
+from ..sources.perf_schema_latches import LATCH_INSTRUMENTS
 from .redact import digest, redact_status
-from .sources.perf_schema_latches import LATCH_INSTRUMENTS
-
-if TYPE_CHECKING:  # targets.py imports config.py, which imports this module's settings
-    from .targets import Targets
 
 log = logging.getLogger("innodb_exporter")
 

@@ -66,7 +66,7 @@ from urllib.parse import unquote
 
 import h11
 
-from .webconfig import BasicAuth, WebConfig, parse_basic
+from .config import BasicAuth, WebConfig, parse_basic
 
 log = logging.getLogger("innodb_exporter")
 

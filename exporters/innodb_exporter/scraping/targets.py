@@ -13,12 +13,19 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
-from .config import Config, ProbeLimits
 from .connection import ConnectionSettings
-from .target import Target
+from .target import ScrapeOptions, Target
 
 log = logging.getLogger("innodb_exporter")
+
+
+@dataclass(frozen=True)
+class ProbeLimits:
+    max_connections: int = 256  # open connections to servers, all targets together
+    max_connections_per_server: int = 2  # per server address, whatever the credentials
+    idle_timeout: float = 300.0  # a target's connection is closed after this long without a scrape
 
 
 class TooManyTargets(Exception):
@@ -30,11 +37,13 @@ def _key(settings: ConnectionSettings, auth_module: str | None) -> tuple:
 
 
 class Targets:
-    def __init__(self, config: Config, limits: ProbeLimits | None = None):
-        self.config = config
-        self.limits = limits or config.limits
-        self.default = Target(config.connection, config.options) if config.connection else None
-        self._default_key = _key(config.connection, None) if config.connection else None
+    def __init__(self, default: ConnectionSettings | None, options: ScrapeOptions,
+                 limits: ProbeLimits = ProbeLimits()):
+        """``default``: the server of /metrics (None when none is configured)."""
+        self.options = options
+        self.limits = limits
+        self.default = Target(default, options) if default else None
+        self._default_key = _key(default, None) if default else None
         self._probed: OrderedDict[tuple, Target] = OrderedDict()  # least recently used first
         self._mu = threading.Lock()
         self._stop = threading.Event()
@@ -48,7 +57,7 @@ class Targets:
             target = self._probed.pop(key, None)
             if target is None:
                 self._make_room(settings.address)
-                target = Target(settings, self.config.options)
+                target = Target(settings, self.options)
             self._probed[key] = target
         return target
 

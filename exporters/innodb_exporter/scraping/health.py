@@ -5,11 +5,12 @@ Declared here, where they are built (mysqld_exporter's ``exporter.go`` does the 
 
 from __future__ import annotations
 
-from . import __version__, model
-from .families import Family
+from .. import __version__
+from ..metrics import model
+from ..metrics.families import Family
+from ..sources.perf_schema_latches import untimed_by_kind
 from .monitors import disabled
 from .scrape import ScrapeResult
-from .sources.perf_schema_latches import untimed_by_kind
 
 UP = Family("innodb_up", "gauge", "", "1 when the server answered the core source (SHOW GLOBAL STATUS) in this scrape.")
 SOURCE_UP = Family("innodb_exporter_source_up", "gauge", "",
@@ -39,7 +40,7 @@ SERVER_INFO = Family("innodb_server_info", "gauge", "", "1, labelled with the se
                      ("flavor", "version"))
 BUILD_INFO = Family("innodb_exporter_build_info", "gauge", "", "1, labelled with the exporter's version.", ("version",))
 
-# Those of SPEC.md's contract (the reference prints them in bold).
+# Those of the metric contract (docs/design.md) (the reference prints them in bold).
 HEADLINE = (UP, SOURCE_UP, SOURCE_DURATION, SERVER_INFO)
 FAMILIES = (UP, SOURCE_UP, SOURCE_DURATION, SOURCE_ERRORS, PARSE_ERRORS, MONITOR_DISABLED, LATCHES_DISABLED,
             METRIC_ABSENT, SERVER_INFO, BUILD_INFO)

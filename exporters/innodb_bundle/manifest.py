@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from . import __version__, limits
+from . import limits
 from .archive import CHUNK_NAME, BundleError
 
 FORMAT = "innodb-replay/1"
@@ -47,7 +47,7 @@ class Manifest:
     samples: int = 0
     chunks: list[Chunk] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # member -> sha256
-    tool: str = f"innodb-replay {__version__}"
+    tool: str = ""  # what wrote the bundle and its version (innodb_replay.TOOL)
     created: str = ""
 
     def to_json(self) -> dict:

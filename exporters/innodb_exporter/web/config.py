@@ -301,7 +301,7 @@ class AttemptLimiter:
 
 class BasicAuth:
     """Checks credentials against bcrypt hashes. ``check`` is thread-safe and runs bcrypt at most
-    ``concurrency`` at a time; the HTTP server calls it off its event loop (webserver.py)."""
+    ``concurrency`` at a time; the HTTP server calls it off its event loop (web/server.py)."""
 
     def __init__(self, users: dict[str, bytes], *, concurrency: int = 2, cache_size: int = 64,
                  limiter: AttemptLimiter | None = None):

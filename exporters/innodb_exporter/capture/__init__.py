@@ -1,0 +1,1 @@
+"""Evidence captured when a page fires (Alertmanager's webhook), and the redaction of what it keeps."""
