@@ -10,7 +10,7 @@ import re
 import pytest
 
 from innodb_exporter.capture import service as capture
-from innodb_exporter.metrics import counters, model
+from innodb_exporter.metrics import counters, model, settings
 from innodb_exporter.metrics.counter_types import TYPES
 from innodb_exporter.scraping import health
 from alerts import mixin
@@ -52,7 +52,7 @@ def test_metric_names_reads_selectors_not_functions_labels_or_numbers():
 
 def exporter_families() -> set[str]:
     declared = {m.family.name for m in model.METRICS} | {f.name for f in health.FAMILIES} | \
-        {f.name for f in capture.FAMILIES}
+        {f.name for f in capture.FAMILIES} | {f.name for f in settings.FAMILIES}
     # Every INNODB_METRICS counter becomes innodb_metrics_<name>, typed by counter_types.
     return declared | {counters.metric_name(name, kind) for name, kind in TYPES.items()}
 
