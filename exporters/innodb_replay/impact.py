@@ -182,9 +182,6 @@ def measure(readings, queries: Queries, instance: str, mark: Mark | None, at: fl
             now: float, across_restart: bool = False) -> Impact:
     end, reason = before_end(readings, instance, mark, at)
     windows = plan(at, end, window, settle)
-    if windows.after[1] > now:
-        raise ImpactError(f"the after window ends at {stamp(windows.after[1])}, {windows.after[1] - now:.0f}s from "
-                          "now: wait, or give a shorter --window or --settle")
     span = (windows.before[0], windows.after[1])
     restarts = [t for t in readings.starts(instance, span[0] - 900, span[1]) if span[0] < t <= span[1]]
     if mark is not None and mark.restart:
@@ -196,6 +193,9 @@ def measure(readings, queries: Queries, instance: str, mark: Mark | None, at: fl
                           "started again, so before and after compare a warm server with a cold one. Give "
                           "--across-restart to compare anyway (the table then says so), or windows without the "
                           "restart (--at, --window)")
+    if windows.after[1] > now:
+        raise ImpactError(f"the after window ends at {stamp(windows.after[1])}, {windows.after[1] - now:.0f}s from "
+                          "now: wait, or give a shorter --window or --settle")
     # A mark comes up to a settings interval and a scrape after its change: one made inside the after window
     # may be marked just past it.
     late = span[1] + SETTINGS_MAX_AGE + CLASS_STEP

@@ -102,8 +102,10 @@ class PrometheusReadings:
         return self._instant(f"{selector}[{max(1, round((end - start) * 1000))}ms]", end)
 
     def instances(self, start: float, end: float) -> list[str]:
-        query = f"count by (instance) (count_over_time({self.q.instances}[{max(1, round(end - start))}s]))"
-        return sorted(r["metric"].get("instance", "") for r in self._instant(query, end))
+        """The servers with an exporter's series in [start, end] (the series API reads the index, not samples)."""
+        found = self.prometheus.get("/api/v1/series", **{"match[]": self.q.instances, "start": f"{start:.3f}",
+                                                          "end": f"{end:.3f}"})
+        return sorted({labels.get("instance", "") for labels in found if isinstance(labels, dict)})
 
     def latest_change(self, instance: str, setting: str, end: float, lookback: float) -> Mark | None:
         selector = fill(self.q.changes, instance).rstrip("}") + f',setting="{_label_value(setting)}"}}'

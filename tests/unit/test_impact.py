@@ -211,7 +211,8 @@ class Answers:
 
     def get(self, path, **params):
         self.asked.append((path, params))
-        return {"result": self.answer(path, params)}
+        data = self.answer(path, params)
+        return data if path == "/api/v1/series" else {"result": data}
 
 
 def test_the_latest_change_of_a_setting_is_the_largest_mark_of_its_series():
@@ -251,3 +252,16 @@ def test_an_unreachable_prometheus_is_one_line_naming_it(capsys):
     assert cli.main(["impact", "--setting", "innodb_io_capacity", "--prometheus", "http://127.0.0.1:1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("innodb-replay impact: cannot reach Prometheus at http://127.0.0.1:1") and "\n" == err[-1]
+
+
+def test_the_server_is_the_only_one_the_prometheus_watches_or_must_be_named():
+    readings = PrometheusReadings("http://prometheus.example:9090", QUERIES)
+    readings.prometheus = Answers(lambda path, params: [{"__name__": "innodb_up", "instance": "db1:3306"}] * 2)
+    assert cli._only_instance(readings, T0) == "db1:3306"
+    assert readings.prometheus.asked[0][1]["match[]"] == 'innodb_up{job="innodb"}'
+    readings.prometheus = Answers(lambda path, params: [{"instance": "db1:3306"}, {"instance": "db2:3306"}])
+    with pytest.raises(ImpactError, match="give --instance, one of db1:3306, db2:3306"):
+        cli._only_instance(readings, T0)
+    readings.prometheus = Answers(lambda path, params: [])
+    with pytest.raises(ImpactError, match="no server"):
+        cli._only_instance(readings, T0)
