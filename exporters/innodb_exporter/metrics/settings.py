@@ -183,9 +183,15 @@ class History:
         self.started_at: float | None = None
         self.latest: dict[str, Change] = {}
         self._restarted = False  # since the last reading of the settings
+        self._seen = Seen()  # replaced whole, never changed: a scrape that timed out reads it from another thread
 
     def observe(self, variables: dict[str, str] | None, uptime: str | None, now: float) -> list[Change]:
         """The changes this reading shows (the same reading again shows none)."""
+        changes = self._compare(variables, uptime, now)
+        self._seen = Seen(self.started_at, tuple(self.latest[name] for name in sorted(self.latest)))
+        return changes
+
+    def _compare(self, variables: dict[str, str] | None, uptime: str | None, now: float) -> list[Change]:
         self._see_start(uptime, now)
         if variables is None:
             return []
@@ -221,7 +227,7 @@ class History:
             self._restarted = True
 
     def seen(self) -> Seen:
-        return Seen(self.started_at, tuple(self.latest[name] for name in sorted(self.latest)))
+        return self._seen
 
 
 def values(variables: dict[str, str] | None) -> list[Sample]:
