@@ -7,10 +7,11 @@ helper writes the offset after every selector), the earlier one dashed.
 
 Centred on a change: ``$change`` lists the settings changes the exporter marked in the time range
 (innodb_setting_last_change_timestamp_seconds), and the link "Centre on the chosen change" opens
-Compare on the "after" window, ``$change_window`` seconds from ``$settle`` seconds after the change, with
-``$offset`` the window plus the settling time: the dashed "earlier" lines are then the "before" window,
-which ends at the change. Grafana cannot add numbers in a link, so three hidden variables have Prometheus
-work out the link's times (``vector()``).
+Compare on the "after" window, ``$change_window`` seconds from ``$settle`` seconds after the mark, with
+``$offset`` shifting the dashed "earlier" lines onto the "before" window, which ends at the change: a
+SET GLOBAL is marked when the exporter next reads the settings, so before ends ``MARK_LATE`` seconds
+before the mark, as innodb-replay impact's does. Grafana cannot add numbers in a link, so three hidden
+variables have Prometheus work out the link's times (``vector()``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import replace
 from grafana_foundation_sdk.builders.dashboard import CustomVariable, DashboardLink, QueryVariable
 from grafana_foundation_sdk.models.dashboard import DashboardLinkType, VariableHide, VariableOption, VariableRefresh
 
+from innodb_exporter.sources.global_status import SETTINGS_MAX_AGE
 from signals import OFFSET, panel_context
 from signals.promql import max_over_time
 
@@ -47,10 +49,12 @@ CHANGE_LIST = (f"query_result({max_over_time(SETTINGS_CHANGE, '$__range').render
                r'/setting="(?<text>[^"]+)".*\} (?<value>[0-9.]+) /')
 SETTLE = ("settle", "Settling time (s)", ("30", "60", "120", "300"), "60")
 CHANGE_WINDOW = ("change_window", "Window (s)", ("300", "600", "1800", "3600"), "600")
+# How late a SET GLOBAL's mark can be: the exporter's settings interval and a scrape of the slowest job.
+MARK_LATE = round(SETTINGS_MAX_AGE) + 15
 # A change not chosen yet is empty: "+ 0" keeps the sum valid.
 LINK_TIMES = (("change_from", "(${change} + 0 + ${settle}) * 1000"),
               ("change_to", "(${change} + 0 + ${settle} + ${change_window}) * 1000"),
-              ("change_offset", "${settle} + ${change_window}"))
+              ("change_offset", f"${{settle}} + ${{change_window}} + {MARK_LATE}"))
 CENTRE_LINK = ("/d/" + UID + "/?from=${change_from}&to=${change_to}&var-offset=${change_offset}s&${instance:queryparam}"
                "&${datasource:queryparam}&${change:queryparam}&${settle:queryparam}&${change_window:queryparam}")
 
@@ -71,7 +75,8 @@ def _change_variables(d):
                             .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED))
     return d.link(DashboardLink("Centre on the chosen change").type(DashboardLinkType.LINK).url(CENTRE_LINK)
                   .tooltip("After: the window from the settling time after the change (solid); before: the window "
-                           "that ends at the change (dashed)").include_vars(False).keep_time(False))
+                           f"that ends at the change (dashed), {MARK_LATE}s before its mark").include_vars(False)
+                  .keep_time(False))
 
 
 def build():
