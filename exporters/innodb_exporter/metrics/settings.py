@@ -219,7 +219,7 @@ class History:
             return
         if not math.isfinite(seconds) or seconds < 0:
             return
-        started = now - seconds
+        started = float(round(now - seconds))  # Uptime counts whole seconds: so does the start
         if self.started_at is None:
             self.started_at = started
         elif abs(started - self.started_at) > self.RESTART_SLACK:
@@ -248,7 +248,7 @@ def families(variables: dict[str, str] | None, seen: Seen | None) -> list[Expose
     if seen is not None and seen.changes:
         out.append(LAST_CHANGE.build(change.sample() for change in seen.changes))
     if seen is not None and seen.started_at is not None:
-        out.append(START_TIME.build([((), round(seen.started_at))]))
+        out.append(START_TIME.build([((), seen.started_at)]))
     return out
 
 
