@@ -17,7 +17,7 @@ from . import bottleneck as b
 from . import innodb as s
 from . import panel_context, rule_context
 from .config import CONFIG
-from .promql import Context, Expr, avg_over_time, innodb, mysqld, rate, total
+from .promql import Context, Expr, avg_over_time, innodb, max_without, mysqld, rate, total
 
 WINDOW = "$window"  # a window's length, or a sub-window's
 HIGHER, LOWER, UP_TO_ONE = "higher", "lower", "higher up to 1"  # which way is better
@@ -33,18 +33,25 @@ class Figure:
 
 
 FIGURES = (
+    # The transactions the engines committed or rolled back (Handler_commit, Handler_rollback): autocommit
+    # statements too, which COMMIT statements (Com_commit) leave out.
     Figure("transactions", "transactions per second",
-           total(rate(mysqld("mysql_global_status_commands_total", 'command=~"commit|rollback"'))), "/s", HIGHER),
+           total(rate(mysqld("mysql_global_status_handlers_total", 'handler=~"commit|rollback"'))), "/s", HIGHER),
     Figure("queries", "queries per second", s.QUERIES.expr, "/s", HIGHER),
+    # InnoDB's row counts (Innodb_rows_*) where the server keeps them (MySQL, Percona Server); MariaDB 10.5+
+    # does not, and there the handlers' (Handler_read_*, Handler_write/update/delete) count them, every engine's.
     Figure("rows_read", "rows read per second",
-           total(rate(mysqld("mysql_global_status_innodb_row_ops_total", 'operation="read"'))), "/s", HIGHER),
+           total(rate(mysqld("mysql_global_status_innodb_row_ops_total", 'operation="read"')))
+           | total(rate(mysqld("mysql_global_status_handlers_total", 'handler=~"read_.*"'))), "/s", HIGHER),
     Figure("rows_changed", "rows changed per second",
-           total(rate(mysqld("mysql_global_status_innodb_row_ops_total", 'operation=~"inserted|updated|deleted"'))),
+           total(rate(mysqld("mysql_global_status_innodb_row_ops_total", 'operation=~"inserted|updated|deleted"')))
+           | total(rate(mysqld("mysql_global_status_handlers_total", 'handler=~"write|update|delete"'))),
            "/s", HIGHER),
     Figure("checkpoint_age", "checkpoint age, share of its max",
            avg_over_time(s.CHECKPOINT_AGE.series) / avg_over_time(s.CHECKPOINT_MAX.series), "ratio", LOWER),
     Figure("flush_rate", "flush rate against its target",
-           rate(s.PAGES_FLUSHED.series) / avg_over_time(innodb("innodb_flush_target_pages", 'reason="requested"')),
+           rate(s.PAGES_FLUSHED.series)
+           / max_without(("reason",), avg_over_time(innodb("innodb_flush_target_pages", 'reason="requested"'))),
            "ratio", UP_TO_ONE),
     Figure("free_page_waits", "free page waits per second", s.FREE_PAGE_WAITS.expr, "/s", LOWER),
     Figure("redo_fsync_latency", "REDO fsync latency", s.REDO_FSYNC_LATENCY.expr, "s", LOWER),

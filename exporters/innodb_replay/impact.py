@@ -184,8 +184,8 @@ def measure(readings, queries: Queries, instance: str, mark: Mark | None, at: fl
     windows = plan(at, end, window, settle)
     span = (windows.before[0], windows.after[1])
     restarts = [t for t in readings.starts(instance, span[0] - 900, span[1]) if span[0] < t <= span[1]]
-    if mark is not None and mark.restart:
-        restarts = sorted(set(restarts) | {mark.at})
+    if mark is not None and mark.restart and not any(abs(t - mark.at) < 5 for t in restarts):
+        restarts = sorted(restarts + [mark.at])
     if restarts and not across_restart:
         where = ", ".join(stamp(t) for t in restarts)
         raise ImpactError(f"{instance} restarted at {where}, inside or between the windows "
@@ -265,7 +265,7 @@ def table(impact: Impact) -> str:
     lines = [f"change: {what} on {impact.instance}, at {stamp(impact.at)}",
              f"before: {stamp(w.before[0])} to {stamp(w.before[1])} ({duration(w.length)}, ending {impact.before_reason})",
              f"after:  {stamp(w.after[0])} to {stamp(w.after[1])} ({duration(w.length)}, "
-             f"{duration(w.after[0] - impact.at)} after the change)",
+             f"{duration(round(w.after[0] - impact.at))} after the change)",
              f"noise band: the {CONFIDENCE:.0%} interval of the difference between two window means, from "
              f"{w.batches} sub-windows of {duration(w.length / w.batches)} of before (batch means)", ""]
     header = ("figure", "before", "after", "change", "noise band", "verdict")

@@ -98,12 +98,13 @@ def test_a_flat_series_is_within_noise_in_every_figure_however_noisy():
 
 
 def test_before_ends_a_settings_interval_and_a_scrape_before_the_mark_and_after_starts_a_settling_time_after():
-    result = run(Synthetic({"transactions": (1, 1)}, T0), window=300, settle=90)
+    result = run(Synthetic({"transactions": (1, 1)}, T0), mark(at=T0 + 0.0004), window=300, settle=90)
     w = result.windows
     assert w.before[1] == T0 - SETTINGS_MAX_AGE - SCRAPE
     assert w.before[1] - w.before[0] == w.after[1] - w.after[0] == 300
-    assert w.after[0] == T0 + 90
+    assert w.after[0] == T0 + 90  # in whole milliseconds
     assert w.batches == 10 and w.batch_ends()[-1] == w.before[1]
+    assert "(5m, 90s after the change)" in impact.table(result)  # in whole seconds, whatever the mark's fraction
 
 
 def test_a_change_made_at_a_given_moment_ends_before_there():
@@ -143,6 +144,7 @@ def test_a_change_across_a_restart_ends_before_with_the_old_servers_last_scrape(
         run(readings, change)
     result = run(readings, change, across_restart=True)
     assert result.windows.before[1] == started - 30 - SCRAPE  # the last scrape that found it up
+    assert result.restarts == [started]  # the mark and the start time gauge name one restart
     assert "(across a restart)" in impact.table(result)
 
 
