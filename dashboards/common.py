@@ -59,7 +59,8 @@ from signals.promql import Expr, innodb, series
 __all__ = ["CONFIG", "DS", "GREEN", "YELLOW", "ORANGE", "RED", "NEUTRAL", "Link", "Mapping", "Query", "View", "panel",
            "dashboard",
            "DATASOURCE_UID", "REPLAY_DATASOURCE_UID", "ALERT_ANNOTATION", "ALERT_ANNOTATION_FORMAT",
-           "CAPTURE_ANNOTATION", "CAPTURE_ANNOTATION_FORMAT", "EARLIER",
+           "CAPTURE_ANNOTATION", "CAPTURE_ANNOTATION_FORMAT", "SETTINGS_ANNOTATION", "SETTINGS_ANNOTATION_FORMAT",
+           "SETTINGS_CHANGE", "EARLIER",
            "earlier_legend"]
 
 DATASOURCE_UID = "innodb-prometheus"  # provisioning/grafana/datasources/prometheus.yml
@@ -83,6 +84,14 @@ CAPTURE_ANNOTATION = "Evidence captured"
 LAST_CAPTURE = innodb("innodb_exporter_last_capture_timestamp_seconds") * 1000
 CAPTURE_ANNOTATION_FORMAT = {"titleFormat": "Evidence captured", "textFormat": "raw texts at /captures on the exporter",
                              "step": "15s", "useValueForTime": True}
+SETTINGS_ANNOTATION = "Settings changes"
+# A mark at each change of a setting the exporter watches: the series holds the change's time in seconds
+# (when the exporter read the new value, at most a minute after a SET GLOBAL; a restart's, the server's start).
+SETTINGS_CHANGE = innodb("innodb_setting_last_change_timestamp_seconds")
+SETTINGS_ANNOTATION_FORMAT = {"titleFormat": "{{setting}}: {{from}} → {{to}}",
+                              "textFormat": "{{setting}} changed from {{from}} to {{to}} (restart={{restart}}; a SET "
+                                            "GLOBAL is marked up to a minute after it was made)",
+                              "tagKeys": "setting", "step": "15s", "useValueForTime": True}
 
 # Compare draws each query twice; the second is shifted by $offset and named "<legend> ($offset earlier)".
 EARLIER = f" ({OFFSET} earlier)"
@@ -284,6 +293,8 @@ def dashboard(uid: str, title: str, description: str) -> Dashboard:
                     .expr(FIRING.render(panel_context())))
         .annotation(AnnotationQuery().name(CAPTURE_ANNOTATION).datasource(DS).enable(True).icon_color("purple")
                     .expr(LAST_CAPTURE.render(panel_context())))
+        .annotation(AnnotationQuery().name(SETTINGS_ANNOTATION).datasource(DS).enable(True).icon_color("orange")
+                    .expr((SETTINGS_CHANGE * 1000).render(panel_context())))
         .link(DashboardLink("InnoDB").type(DashboardLinkType.DASHBOARDS).tags([TAG]).as_dropdown(False)
               .include_vars(True).keep_time(True))
     )

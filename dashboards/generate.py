@@ -18,7 +18,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from . import buffer_pool, checkpoint, compare, contention, host, overview, purge, redo
 from .common import (ALERT_ANNOTATION, ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION, CAPTURE_ANNOTATION_FORMAT,
-                     DATASOURCE_UID, REPLAY_DATASOURCE_UID)
+                     DATASOURCE_UID, REPLAY_DATASOURCE_UID, SETTINGS_ANNOTATION, SETTINGS_ANNOTATION_FORMAT)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAFANA_DIR = os.path.join(HERE, "grafana")
@@ -31,7 +31,8 @@ def render(module) -> dict:
     data = json.loads(JSONEncoder(sort_keys=True).encode(module.build().build()))
     for number, p in enumerate(data["panels"], start=1):
         p["id"] = number  # stable: the order of the panels in the module
-    formats = {ALERT_ANNOTATION: ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION: CAPTURE_ANNOTATION_FORMAT}
+    formats = {ALERT_ANNOTATION: ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION: CAPTURE_ANNOTATION_FORMAT,
+               SETTINGS_ANNOTATION: SETTINGS_ANNOTATION_FORMAT}
     for annotation in data["annotations"]["list"]:
         annotation.update(formats.get(annotation["name"], {}))
     return data

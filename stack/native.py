@@ -293,7 +293,7 @@ class Stack:
             db.proc = None  # it outlives this command; `down` stops it by its pid file
         exporter_password = self._secret("mariadb-exporter")
         db.create_user("exporter", exporter_password)
-        load = Sysbench(db, threads=self.s.sysbench_threads)
+        load = Sysbench(db, threads=self.s.sysbench_threads, workload=self.s.sysbench_workload)
         if first_time:
             load.prepare()
         if not self.services["sysbench"].pid():

@@ -112,7 +112,7 @@ def test_annotation_queries_evaluate_and_mark_a_capture_at_its_time(stack):
     values = preview.variables(stack.s.address("mariadb"), RANGE, STEP, OFFSET)
     with open(os.path.join(ROOT, "dashboards", "grafana", "innodb-overview.json"), encoding="utf-8") as f:
         annotations = {a["name"]: a for a in json.load(f)["annotations"]["list"] if a.get("expr")}
-    assert set(annotations) == {"Alerts", "Evidence captured"}
+    assert set(annotations) == {"Alerts", "Evidence captured", "Settings changes"}
     for annotation in annotations.values():
         assert query_range(stack, preview.substitute(annotation["expr"], values))["status"] == "success"
     # A capture (as Alertmanager's webhook asks for one), then its mark: the series' value is its time in ms.

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from innodb_exporter.metrics import availability, model, redo
+from innodb_exporter.metrics import availability, model, redo, settings
 from innodb_exporter.metrics.counter_types import TYPES
 from innodb_exporter.parsers import innodb_status
 from innodb_exporter.scraping import health
@@ -250,6 +250,22 @@ def test_every_innodb_metrics_counter_is_typed_by_the_table(live):
     rows = db.sql("SELECT NAME, TYPE FROM information_schema.INNODB_METRICS")
     unknown = sorted(name for name, _ in rows if name not in TYPES)
     assert unknown == [], f"counters of {db.version} missing from counter_types.TYPES: {unknown}"
+
+
+def test_settings_are_the_servers_values_as_numbers_and_the_start_is_now_minus_uptime(live):
+    """Every setting of the list that this server has, and none it lacks, with its number: on stock servers
+    too, where nothing is enabled (the settings need no privilege and no instrument)."""
+    db, _, scrapes = live
+    samples = scrapes[-1]
+    server = {name.lower(): value for name, value in db.sql("SHOW GLOBAL VARIABLES")}
+    exposed = {dict(labels)["setting"]: v for labels, v in samples.series(settings.SETTING.name).items()}
+    assert exposed == {t.name: t.number(server[t.name]) for t in settings.TUNABLES if t.name in server}
+    assert len(exposed) >= 20
+    assert samples.series(settings.LAST_CHANGE.name) == {}  # nothing changed while it watched
+    uptime = float(db.sql("SHOW GLOBAL STATUS LIKE 'Uptime'")[0][1])
+    assert abs(time.time() - uptime - samples.value(settings.START_TIME.name)) < 10
+    starts = {s.value(settings.START_TIME.name) for s in scrapes}
+    assert len(starts) == 1, f"the start time wanders between scrapes: {starts}"
 
 
 def test_output_passes_promtool_check_metrics(live, promtool):

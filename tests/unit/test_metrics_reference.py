@@ -7,7 +7,7 @@ import os
 import re
 
 from innodb_exporter.capture import service as capture
-from innodb_exporter.metrics import model
+from innodb_exporter.metrics import model, settings
 from innodb_exporter.scraping import health
 from support import golden
 
@@ -29,14 +29,16 @@ innodb_purge_dml_delay_seconds innodb_purge_undo_log_pages_total innodb_active_t
 innodb_oldest_transaction_seconds innodb_semaphore_waiting_threads innodb_semaphore_longest_wait_seconds
 innodb_latch_waits_total innodb_latch_wait_seconds_total innodb_mutex_waits_total innodb_queries_inside
 innodb_queries_queued innodb_read_views_open innodb_change_buffer_size_pages
+innodb_setting innodb_setting_last_change_timestamp_seconds innodb_server_start_time_seconds
 """.split()
 
 
-FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES) + list(capture.FAMILIES)
+FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES) + list(capture.FAMILIES) + list(settings.FAMILIES)
 
 
 def test_the_contract_is_in_the_catalogue_as_headline_metrics():
-    headline = {m.name for m in model.METRICS if m.headline} | {f.name for f in health.HEADLINE}
+    headline = {m.name for m in model.METRICS if m.headline} | {f.name for f in health.HEADLINE} | \
+        {f.name for f in settings.FAMILIES}
     assert set(CONTRACT) <= headline, sorted(set(CONTRACT) - headline)
 
 
@@ -56,6 +58,9 @@ def test_contract_labels_are_those_of_the_spec():
     assert labels["innodb_semaphore_waiting_threads"] == ("latch",)
     assert labels["innodb_latch_waits_total"] == ("kind", "name")
     assert labels["innodb_mutex_waits_total"] == ("name",)
+    # What the incident report's timeline and the dashboards' annotations read (issue 29's contract).
+    assert labels["innodb_setting_last_change_timestamp_seconds"] == ("setting", "from", "to", "restart")
+    assert labels["innodb_setting"] == ("setting",)
 
 
 def families_in(text: str) -> set[str]:

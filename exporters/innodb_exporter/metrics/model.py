@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from ..sources import (EngineInnodbStatus, GlobalStatus, GlobalVariables, InnodbMetrics, InnodbTrx, PerfSchemaRedoFile,
                        Source)
-from . import redo
+from . import redo, settings
 from .families import Family, Sample
 from .snapshot import Snapshot
 
@@ -663,9 +663,10 @@ def _providers() -> Iterable[Provider]:
         yield from metric.builder.providers()
 
 
-# What the sources must fetch, derived from the table so that it never drifts from it.
-STATUS_NAMES = tuple(sorted({n for p in _providers() for n in p.status_names}))
-VARIABLE_NAMES = tuple(sorted({n for p in _providers() for n in p.variable_names}))
+# What the sources must fetch, derived from the table so that it never drifts from it, and the settings a
+# tuner changes (settings.py), read with them.
+STATUS_NAMES = tuple(sorted({n for p in _providers() for n in p.status_names} | set(settings.STATUS_NAMES)))
+VARIABLE_NAMES = tuple(sorted({n for p in _providers() for n in p.variable_names} | set(settings.NAMES)))
 # The INNODB_METRICS counters the metrics read: what `innodb_monitor_enable` must list (the one list;
 # provisioning/mysql/monitoring.cnf is generated from it).
 NEEDED_COUNTERS = tuple(sorted({n for p in _providers() for n in p.counter_names}))
