@@ -67,6 +67,7 @@ from urllib.parse import unquote
 import h11
 
 from .config import BasicAuth, WebConfig, parse_basic
+from .framing import BadFraming, ChunkedBody, check_head
 
 log = logging.getLogger("innodb_exporter")
 
@@ -438,7 +439,9 @@ class Server:
             except h11.RemoteProtocolError as exc:
                 status = exc.error_status_hint if exc.error_status_hint >= 400 else 400
                 log.debug("bad request from %s: %s", conn.client, exc)
-                await self._send(h, writer, None, _Reject(status, _message(status)))
+                # Our own findings say what was wrong; h11's would echo the client's bytes.
+                text = f"{_REASONS[status]}: {exc}\n" if isinstance(exc, BadFraming) else _message(status)
+                await self._send(h, writer, None, _Reject(status, text))
                 return await self._linger(conn, reader, writer)
             if not isinstance(request, h11.Request):  # closed, or no request in time
                 return
@@ -478,7 +481,10 @@ class Server:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self.limits.head_timeout if first else self.limits.idle_timeout)
         started = first
+        data = b"\n"  # what a pipelined head already in h11's buffer is checked for
         while True:
+            if b"\n" in data:  # only a line end can complete a head: checked once, not byte by byte
+                check_head(h.trailing_data[0])
             event = h.next_event()
             if event is not h11.NEED_DATA:
                 return event
@@ -501,7 +507,7 @@ class Server:
         user = await self._authenticate(conn, headers, has_body) if self.auth.enabled else None
         if h.they_are_waiting_for_100_continue:
             await self._write(writer, h.send(h11.InformationalResponse(status_code=100, headers=[])))
-        body = await self._read_body(h, reader)
+        body = await self._read_body(h, reader, chunked="transfer-encoding" in headers)
         try:
             self._set_idle(conn, False)  # a complete request: answered, never evicted
             environ = self._environ(conn, request, headers, body, user)
@@ -540,13 +546,22 @@ class Server:
         self.auth.limiter.give_back(conn.client)
         return user
 
-    async def _read_body(self, h: h11.Connection, reader) -> bytes:
+    async def _read_body(self, h: h11.Connection, reader, chunked: bool) -> bytes:
         """The whole body; its bytes count in ``_buffered`` until the caller gives them back."""
         limits, parts, held = self.limits, [], 0
+        chunks = ChunkedBody(limits.max_body_bytes) if chunked else None
         try:
             async with asyncio.timeout(limits.body_timeout):
                 while True:
+                    if chunks is not None and not chunks.check(h.trailing_data[0]):
+                        data = await reader.read(READ_SIZE)  # the rest of a chunk-size line, before h11 reads it
+                        if not data:
+                            raise EOFError("closed before the end of the request")
+                        h.receive_data(data)
+                        continue
                     event = h.next_event()
+                    if chunks is not None:
+                        chunks.seen(event)
                     if event is h11.NEED_DATA:
                         h.receive_data(await reader.read(READ_SIZE))
                     elif isinstance(event, h11.Data):
@@ -565,8 +580,11 @@ class Server:
             self._buffered -= held
             if isinstance(exc, TimeoutError):
                 raise _Reject(408, "Request body too slow\n") from None
+            if isinstance(exc, BadFraming):
+                status = exc.error_status_hint
+                raise _Reject(status, f"{_REASONS[status]}: {exc}\n") from None
             if isinstance(exc, h11.RemoteProtocolError):
-                raise _Reject(400, f"Bad request body: {exc}\n") from None
+                raise _Reject(400, "Bad request body\n") from None
             raise
 
     def _environ(self, conn: _Conn, request: h11.Request, headers: dict, body: bytes, user: str | None) -> dict:
@@ -687,7 +705,7 @@ class _LogStream:
 
 _REASONS = {400: "Bad Request", 401: "Unauthorized", 408: "Request Timeout", 413: "Content Too Large",
             429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+            501: "Not Implemented", 503: "Service Unavailable"}
 
 
 def _message(status: int) -> str:
