@@ -66,7 +66,8 @@ from urllib.parse import unquote
 
 import h11
 
-from .config import BasicAuth, WebConfig, parse_basic
+from . import tls
+from .config import BasicAuth, RateLimiter, WebConfig, parse_basic
 from .framing import BadFraming, ChunkedBody, check_head
 
 log = logging.getLogger("innodb_exporter")
@@ -245,6 +246,7 @@ class Server:
         """``host`` "" listens on every address (IPv6 and IPv4); ``port`` 0 picks a free one (see ``port``)."""
         self.app, self.host, self.port, self.web, self.limits = app, host, port, web, limits
         self.auth = auth if auth is not None else BasicAuth(web.users, concurrency=limits.auth_workers)
+        self.rate_limit = RateLimiter(web.rate_limit) if web.rate_limit is not None else None
         self.max_connections = limits.max_connections
         self.scheme = "https" if web.tls else "http"
         self._tls = _TLSContexts(web) if web.tls else None
@@ -402,6 +404,10 @@ class Server:
         try:
             if self._tls is not None:
                 await writer.start_tls(self._tls.current(), ssl_handshake_timeout=self.limits.handshake_timeout)
+                refusal = tls.client_refusal(self.web, writer.get_extra_info("ssl_object"))
+                if refusal is not None:  # exporter-toolkit fails this client's handshake; we close before a request
+                    log.debug("connection from %s:%s closed: %s", conn.client, conn.port, refusal)
+                    return
             await self._requests(conn, reader, writer)
             graceful = True
         except asyncio.CancelledError:  # evicted, or shut down after the grace period
@@ -501,6 +507,8 @@ class Server:
     async def _exchange(self, conn: _Conn, h: h11.Connection, reader, writer, request: h11.Request) -> bool:
         headers = _headers(request)
         has_body = "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+        if self.rate_limit is not None and not self.rate_limit.allow():  # the web config's rate_limit, before auth
+            raise _Reject(429, "Too Many Requests\n", close=has_body)
         length = headers.get("content-length")
         if length is not None and int(length) > self.limits.max_body_bytes:
             raise _Reject(413, f"Request body over {self.limits.max_body_bytes} bytes\n")
