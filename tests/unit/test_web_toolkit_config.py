@@ -434,3 +434,18 @@ def test_every_problem_at_once(tmp_path):
     path = write(tmp_path, "tls_server_config:\n  cert_file: nowhere.crt\n  min_version: TLS9\n"
                            "basic_auth_users:\n  john: doe\nunknown: 1\n")
     assert len(load_web_config(path)[1]) == 5  # the file, the key, the version, the hash, the key
+
+
+def test_a_python_whose_ssl_contexts_cannot_be_reached_refuses_what_needs_them(tmp_path, pki, monkeypatch):
+    """web/openssl.py checks where the SSL_CTX is before it touches one; elsewhere the web config says so."""
+    from innodb_exporter.web import openssl
+
+    def unreachable():
+        raise openssl.Unsupported("the SSL_CTX is not where this module looks")
+    monkeypatch.setattr(openssl, "_libssl_checked", unreachable)
+    for text, key in ((f"{TLS}  client_auth_type: RequireAnyClientCert\n", "client_auth_type"),
+                      (f"{TLS}  curve_preferences: [X25519]\n", "curve_preferences")):
+        problems = load_web_config(write(tmp_path, text))[1]
+        assert len(problems) == 1 and f"line 4: tls_server_config.{key}: this Python cannot do it" in problems[0], \
+            problems
+    assert load_web_config(write(tmp_path, f"{TLS}  client_auth_type: VerifyClientCertIfGiven\n"))[1] == []

@@ -298,19 +298,21 @@ def _tls(r: _Reader, fields: dict, base: str) -> WebConfig:
     if enabled:
         for name in ("cert", "key"):
             if not text[name] and not text[f"{name}_file"]:
-                r.fail(fields.get(f"{name}_file") or fields.get(name) or _first(fields), p,
+                r.fail(fields.get(f"{name}_file") or fields.get(name) or next(iter(fields.values())), p,
                        f"missing one of {name} or {name}_file")
         if auth not in tls.CLIENT_AUTH_TYPES:
             r.fail(fields["client_auth_type"], f"{p}.client_auth_type",
                    f"invalid ClientAuth {auth!r} (one of {', '.join(tls.CLIENT_AUTH_TYPES)}, RequireClientCert)")
         elif auth == "NoClientCert" and (text["client_ca"] or text["client_ca_file"]):
-            r.fail(fields.get("client_ca_file") or fields["client_ca"], f"{p}.client_ca_file",
+            name = "client_ca_file" if text["client_ca_file"] else "client_ca"
+            r.fail(fields[name], f"{p}.{name}",
                    "client CA's have been configured without a Client Auth Policy: set client_auth_type")
         if auth in tls.UNVERIFIED or lists["curve_preferences"]:
             try:
                 openssl.check()
             except openssl.Unsupported as exc:
-                r.fail(fields.get("client_auth_type") or fields["curve_preferences"], p, f"this Python cannot do it: {exc}")
+                name = "client_auth_type" if auth in tls.UNVERIFIED else "curve_preferences"
+                r.fail(fields[name], f"{p}.{name}", f"this Python cannot do it: {exc}")
         if text["client_ca_file"] and os.access(files["client_ca_file"], os.R_OK) \
                 and not os.path.isdir(files["client_ca_file"]) and not tls.has_certificates(cafile=files["client_ca_file"]):
             log.warning("%s: tls_server_config.client_ca_file %s holds no certificate: every client certificate "
@@ -334,10 +336,6 @@ def _tls(r: _Reader, fields: dict, base: str) -> WebConfig:
                      max_version=versions["max_version"], cert=text["cert"] or None, key=text["key"] or None,
                      client_ca=text["client_ca"] or None, client_allowed_sans=sans,
                      cipher_suites=lists["cipher_suites"], curve_preferences=lists["curve_preferences"])
-
-
-def _first(fields: dict):
-    return next(iter(fields.values()), None) or yaml.ScalarNode(_NULL, "", yaml.Mark("", 0, 0, 0, None, None))
 
 
 def _headers(r: _Reader, node) -> tuple[tuple[str, str], ...]:

@@ -10,7 +10,7 @@ against.
 How the SSL_CTX is found: CPython's context object holds it right after the object header (``PySSLContext``
 in Modules/_ssl.c, the same from 3.7 to 3.14). ``_ssl_ctx`` checks that pointer before any use: libssl must
 report, for it, the verify mode and the options this context has set through the ssl module, two values
-chosen for the check. On any mismatch (another Python, another layout) ``Unsupported`` is raised and the web
+chosen for the check, on a scratch context once. On any mismatch (another Python, another layout) ``Unsupported`` is raised and the web
 config that needs it is refused with the reason, never a crash.
 
 The TLS handshake still proves that the client holds the certificate's key (CertificateVerify); only the
@@ -21,6 +21,7 @@ handshake (web/config.py, ``WebConfig.allows``).
 from __future__ import annotations
 
 import ctypes
+import functools
 import ssl
 import sys
 
@@ -57,29 +58,38 @@ def _libssl():
     return lib
 
 
-def _ssl_ctx(context: ssl.SSLContext) -> tuple[ctypes.CDLL, int]:
-    """(libssl, the context's SSL_CTX pointer), checked against what the ssl module set on it."""
+def _pointer(context: ssl.SSLContext) -> int:
+    return ctypes.c_void_p.from_address(id(context) + object.__basicsize__).value or 0
+
+
+@functools.cache
+def _libssl_checked() -> ctypes.CDLL:
+    """libssl, once it has been seen to find the SSL_CTX of a scratch context where this module looks: the
+    verify modes and options the ssl module set on it, read back through libssl."""
     lib = _libssl()
-    address = ctypes.c_void_p.from_address(id(context) + object.__basicsize__).value
-    if not address:
-        raise Unsupported(f"no SSL_CTX where Python {sys.version.split()[0]} keeps it")
-    saved_mode, saved_options = context.verify_mode, context.options
-    try:
-        for mode, expected in ((ssl.CERT_OPTIONAL, SSL_VERIFY_PEER),
-                               (ssl.CERT_REQUIRED, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT)):
-            context.verify_mode = mode
-            if lib.SSL_CTX_get_verify_mode(address) != expected:
-                raise Unsupported(f"the SSL_CTX of Python {sys.version.split()[0]} is not where this module looks")
-        if lib.SSL_CTX_get_options(address) != context.options:
-            raise Unsupported(f"the SSL_CTX of Python {sys.version.split()[0]} is not where this module looks")
-    finally:
-        context.verify_mode, context.options = saved_mode, saved_options
-    return lib, address
+    scratch = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    wrong = Unsupported(f"the SSL_CTX of Python {sys.version.split()[0]} is not where this module looks")
+    if not _pointer(scratch):
+        raise wrong
+    for mode, expected in ((ssl.CERT_OPTIONAL, SSL_VERIFY_PEER),
+                           (ssl.CERT_REQUIRED, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT)):
+        scratch.verify_mode = mode
+        if lib.SSL_CTX_get_verify_mode(_pointer(scratch)) != expected:
+            raise wrong
+    scratch.options |= ssl.OP_NO_TICKET
+    if lib.SSL_CTX_get_options(_pointer(scratch)) != scratch.options:
+        raise wrong
+    return lib
+
+
+def _ssl_ctx(context: ssl.SSLContext) -> tuple[ctypes.CDLL, int]:
+    """(libssl, the context's SSL_CTX pointer)."""
+    return _libssl_checked(), _pointer(context)
 
 
 def check() -> None:
     """Raises Unsupported when this Python's contexts cannot be reached (for the web config's checks)."""
-    _ssl_ctx(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER))
+    _libssl_checked()
 
 
 def accept_any_client_certificate(context: ssl.SSLContext, required: bool) -> None:
@@ -94,5 +104,4 @@ def set_groups(context: ssl.SSLContext, groups: list[str]) -> None:
     """The key exchange groups (curves) the context offers, OpenSSL's names, e.g. ["P-256", "X25519"]."""
     lib, address = _ssl_ctx(context)
     if lib.SSL_CTX_ctrl(address, SSL_CTRL_SET_GROUPS_LIST, 0, ":".join(groups).encode()) != 1:
-        ssl_error = ssl.SSLError(f"libssl refused the groups {':'.join(groups)}")
-        raise ssl_error
+        raise ssl.SSLError(f"libssl refused the groups {':'.join(groups)}")
