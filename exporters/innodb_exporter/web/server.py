@@ -3,19 +3,20 @@ built to be exposed to clients that are not Prometheus.
 
 Design. Connections live on one asyncio event loop (epoll): an idle or half-open connection costs a few
 kilobytes and no thread, so a thousand of them cannot starve anything. HTTP/1.1 is parsed by ``h11``
-(maintained, no I/O of its own, strict about framing and with a bound on the size of a request head).
+(maintained, no I/O of its own, with a bound on the size of a request head), its lenient choices made strict
+by web/framing.py.
 The WSGI app runs in a small pool of threads, because a scrape blocks on database I/O until its deadline;
 the event loop only moves bytes. Basic auth is checked here, before the app runs, with bcrypt in a pool of
 its own. Every wait has a deadline: the TLS handshake, the request head, the keep-alive gap, the body,
 each write.
 
-Why not a server library. Those we looked at each miss a requirement: ``waitress`` has no TLS;
-``uvicorn`` has no deadline for a request head (a client sending one byte at a time holds a connection
-for ever; its ``--limit-concurrency`` answers 503 to new clients instead of closing an idle one);
-``hypercorn`` and ``cheroot`` bound neither the number of connections by closing the longest idle one
-nor failed authentication per client. Each would still need the auth, the web config and the connection
-bound written around it, and would bring an ASGI or thread-per-connection layer we do not need.
-``h11`` is the part worth not writing ourselves (it is what uvicorn and hypercorn parse HTTP/1.1 with).
+Why not a server library: measured (benchmarks/http_server_benchmark.py, figures in docs/http.md). cheroot
+and gunicorn's gthread worker hold a thread per connection while its head is read, with a timeout per read:
+100 slowloris clients stopped every scrape, and idle connections are not closed to make room; hypercorn
+survives both floods but closes neither kind of connection (its read timeout waits for the keep-alive
+timer), bounds no connections and spends twice our CPU per scrape; none asks for a client certificate
+without verifying it, matches client_allowed_sans, or refuses the framing web/framing.py refuses.
+``h11`` is the part worth not writing ourselves (it is what uvicorn and hypercorn parse HTTP/1.1 with);
 
 Limits (``Limits``; the defaults are the exporter's):
 - connections: at most ``max_connections`` (and never more than the open-files limit allows, which
@@ -29,6 +30,8 @@ Limits (``Limits``; the defaults are the exporter's):
   the body ``body_timeout``; each write ``write_timeout``.
 - sizes: request head ``max_head_bytes`` (431 beyond), body ``max_body_bytes`` (413 beyond), and all bodies
   buffered at once ``max_buffered_body_bytes`` (503 beyond), so that slow uploads cannot take the memory.
+- the web config's ``rate_limit``: one token bucket for every request, before authentication (429 beyond);
+  its ``client_allowed_sans``: checked right after the TLS handshake, a refused client closed unanswered.
 - basic auth: a request without valid credentials never reaches the app (401). Credentials that succeeded
   recently pass without bcrypt; otherwise the client address spends a token of its ``AttemptLimiter``
   (429 and Retry-After when it has none, without running bcrypt), and bcrypt runs in ``auth_workers``
