@@ -14,7 +14,7 @@ Why not a server library: measured (benchmarks/http_server_benchmark.py, figures
 and gunicorn's gthread worker hold a thread per connection while its head is read, with a timeout per read:
 100 slowloris clients stopped every scrape, and idle connections are not closed to make room; hypercorn
 survives both floods but closes neither kind of connection (its read timeout waits for the keep-alive
-timer), bounds no connections and spends twice our CPU per scrape; none asks for a client certificate
+timer) and bounds no connections; none asks for a client certificate
 without verifying it, matches client_allowed_sans, or refuses the framing web/framing.py refuses.
 ``h11`` is the part worth not writing ourselves (it is what uvicorn and hypercorn parse HTTP/1.1 with);
 
