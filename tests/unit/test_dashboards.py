@@ -333,10 +333,22 @@ def test_every_row_fills_the_24_columns():  # 9
                 assert sum(g["w"] for g in row) == 24, f"{d['uid']}: the row at y={y} leaves a hole"
 
 
-def test_grafana_provisioning_has_every_folder_grafana_reads():  # 9
+# The suffixes each of Grafana's provisioning readers takes (pkg/services/provisioning/*/config_reader.go);
+# alerting warns about any other at every start ("file has invalid suffix", issue 30).
+READERS = {"alerting": (".yaml", ".yml", ".json"), "datasources": (".yaml", ".yml"), "dashboards": (".yaml", ".yml"),
+           "notifiers": (".yaml", ".yml"), "plugins": (".yaml", ".yml")}
+
+
+def test_the_folders_grafana_reads_hold_only_files_it_reads():  # 9; issue 30, point 10
     base = os.path.join(ROOT, "provisioning", "grafana")
-    for folder in ("dashboards", "datasources", "plugins", "notifiers", "alerting"):
-        assert os.path.isdir(os.path.join(base, folder)) and os.listdir(os.path.join(base, folder)), folder
+    for folder, suffixes in READERS.items():
+        files = os.listdir(os.path.join(base, folder))
+        assert files, f"{folder}: Grafana logs an error for a missing folder, and git keeps no empty one"
+        for name in files:
+            assert name.endswith(suffixes), f"provisioning/grafana/{folder}/{name}: Grafana does not read it"
+            with open(os.path.join(base, folder, name), encoding="utf-8") as f:
+                assert yaml.safe_load(f)["apiVersion"] == 1, name
+    assert set(os.listdir(base)) == set(READERS) | {"README.md"}  # the notes beside the folders, not in them
 
 
 def test_redo_fsync_panels_show_the_servers_measure_and_the_hosts_for_the_data_device():  # the fsync fallback
