@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 import pytest
 
@@ -26,12 +27,14 @@ GRAFANA_11 = "grafana version 11.6.0"
 
 
 def fake(tmp_path, name: str, says: str, to_stderr: bool = False, serves: bool = False) -> str:
-    """A program called ``name`` that prints ``says`` for -v; with ``serves``, runs until stopped otherwise."""
+    """A program called ``name`` that prints ``says`` for -v; with ``serves``, runs until stopped otherwise.
+    In Python, one process from start to end: a shell that exec'd or forked would leave the stack a moment
+    without the mark it knows its processes by, or a child behind when stopped."""
     path = tmp_path / "bin" / name
     path.parent.mkdir(exist_ok=True)
-    redirect = " >&2" if to_stderr else ""
-    path.write_text(f'#!/bin/sh\nif [ "$1" = "-v" ]; then echo "{says}"{redirect}; exit 0; fi\n'
-                    + ("exec sleep 300\n" if serves else "exit 1\n"))
+    path.write_text(f"#!{sys.executable}\nimport sys, time\n"
+                    f"if sys.argv[1:] == ['-v']:\n    print({says!r}, file=sys.{'stderr' if to_stderr else 'stdout'})\n"
+                    f"    sys.exit(0)\n" + ("time.sleep(300)\n" if serves else "sys.exit(1)\n"))
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
 
