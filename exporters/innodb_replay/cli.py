@@ -24,7 +24,7 @@ from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
 from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, read_rules,
                        serves, sparse_samples_note, wait_ready, write_rules)
-from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url
+from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url, rate_panels
 from .processes import Process
 from .record import RecordError, Target, record
 
@@ -183,7 +183,7 @@ def _print_import(result, prometheus_url: str | None, args, index) -> None:
     m, c = result.manifest, result.contents
     print(f"imported {c.samples} samples of {c.series} series ({m.kind} bundle, {iso(m.window_start_ms)} to "
           f"{iso(m.window_end_ms)}) into {result.data_dir} in {result.seconds:.1f}s")
-    if note := sparse_samples_note(m.chunks):
+    if note := sparse_samples_note(c.spacing_s, rate_panels(index.path) if index else None):
         print(f"innodb-replay import: {note}", file=sys.stderr)
     if prometheus_url:
         print(f"replay Prometheus: {prometheus_url}  (graph: {prometheus_graph_url(prometheus_url, m)})")
