@@ -234,7 +234,8 @@ def not_measured_query(query: Query, stat: bool = False) -> Query:
     names = "|".join(_metrics(query))
     reason = ',reason="not_provided"' if stat else ""
     name = colors.LABEL.sub(lambda m: m.group(1), query.legend)  # a label's name where its value would be
-    return Query(max_by(("reason",), innodb(ABSENT, f'metric=~"{names}"{reason}')), f"{name}: no value ({{{{reason}}}})")
+    return Query(max_by(("reason",), innodb(ABSENT, f'metric=~"{names}"{reason}')),
+                 f"{name}: no value ({{{{reason}}}})")
 
 
 def thresholds(base: str, steps) -> ThresholdsConfig:
@@ -336,6 +337,60 @@ def _note(text: str) -> list[DynamicConfigValue]:
             DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {"1": {"text": text}}}])]
 
 
+def _series_style(p, query: Query, refs: list[str]):
+    """A timeseries query's colours (colors.py), its limit line or its axis of its own."""
+    properties = []
+    if query.limit:  # a limit: a dotted line, in a colour no series takes
+        properties += [DynamicConfigValue(id_val="custom.fillOpacity", value=0),
+                       DynamicConfigValue(id_val="custom.lineWidth", value=2),
+                       DynamicConfigValue(id_val="custom.lineStyle", value=LIMIT_LINE)]
+    if query.right_axis:  # by name: by query, the frame's time field would take the label, and the x axis
+        p = p.override_by_regexp(_pattern(query.legend), [
+            DynamicConfigValue(id_val="custom.axisPlacement", value="right"),
+            DynamicConfigValue(id_val="custom.axisLabel", value=query.right_axis)])
+    by_name = []
+    for pattern, colour in _colours(query):
+        if pattern is None:
+            properties.append(_fixed(colour))
+        else:
+            by_name.append((pattern, colour))
+    for r in refs if properties else ():
+        p = p.override_by_query(r, properties)
+    for pattern, colour in by_name:
+        p = p.override_by_regexp(pattern, [_fixed(colour)])
+    return p
+
+
+def _not_measured(p, view: View, query: Query, ref: str):
+    """The exporter's reason for not having a query's metrics, in the panel: a stat's value, a legend's row."""
+    why = not_measured_query(query, stat=view.kind == "stat")
+    p = p.with_target(prometheus.Dataquery().expr(why.render()).legend_format(why.legend).ref_id(ref))
+    if view.kind == "stat":
+        return p.override_by_query(ref, [DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {
+            "1": {"text": NOT_PROVIDED, "color": colors.NOT_MEASURED}}}])])
+    return p.override_by_query(ref, _note("absent"))
+
+
+def _nothing_earlier(p, view: View, ref: str):
+    """Compare: where nothing was recorded $offset earlier, a grey band behind the lines, or a timeline's row."""
+    p = p.with_target(prometheus.Dataquery().expr(Query(NOTHING_EARLIER, "").render(OFFSET))
+                      .legend_format(NOTHING_EARLIER_LEGEND).ref_id(ref))
+    if view.kind != "timeseries":
+        return p.override_by_query(ref, [DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {
+            "1": {"text": "nothing recorded in the earlier window", "color": colors.NOT_MEASURED}}}])])
+    # On an axis of its own from 0 to 1, by name (by query, the time field would take the axis too): the plot's
+    # whole height.
+    p = p.override_by_regexp(_pattern(NOTHING_EARLIER_LEGEND), [
+        DynamicConfigValue(id_val="custom.axisPlacement", value="hidden"),
+        DynamicConfigValue(id_val="min", value=0), DynamicConfigValue(id_val="max", value=1)])
+    return p.override_by_query(ref, [
+        DynamicConfigValue(id_val="custom.fillOpacity", value=15),
+        DynamicConfigValue(id_val="custom.lineWidth", value=0),
+        DynamicConfigValue(id_val="custom.hideFrom", value={"legend": False, "tooltip": True, "viz": False}),
+        _fixed(colors.NOT_MEASURED),
+        DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {"1": {"text": "no data"}}}])])
+
+
 def panel(view: View, width: int = 12, height: int = 8, compare: bool = False, title_suffix: str = ""):
     """The panel for a view; on Compare each query is drawn twice: now, and shifted back by $offset (dashed).
 
@@ -385,53 +440,12 @@ def panel(view: View, width: int = 12, height: int = 8, compare: bool = False, t
                 properties.append(DynamicConfigValue(id_val="links", value=[link.json() for link in query.links]))
             for r in refs:
                 p = p.override_by_query(r, properties)
-        if view.kind != "timeseries":
-            continue
-        properties = []
-        if query.limit:  # a limit: a dotted line, in a colour no series takes
-            properties += [DynamicConfigValue(id_val="custom.fillOpacity", value=0),
-                           DynamicConfigValue(id_val="custom.lineWidth", value=2),
-                           DynamicConfigValue(id_val="custom.lineStyle", value=LIMIT_LINE)]
-        if query.right_axis:  # by name: by query, the frame's time field would take the label, and the x axis
-            p = p.override_by_regexp(_pattern(query.legend), [
-                DynamicConfigValue(id_val="custom.axisPlacement", value="right"),
-                DynamicConfigValue(id_val="custom.axisLabel", value=query.right_axis)])
-        by_name = []
-        for pattern, colour in _colours(query):
-            if pattern is None:
-                properties.append(_fixed(colour))
-            else:
-                by_name.append((pattern, colour))
-        for r in refs if properties else ():
-            p = p.override_by_query(r, properties)
-        for pattern, colour in by_name:
-            p = p.override_by_regexp(pattern, [_fixed(colour)])
-    for query in view.not_measured:  # the exporter's reason, in the panel: a stat's value, a legend's row
-        r = next(ref)
-        why = not_measured_query(query, stat=view.kind == "stat")
-        p = p.with_target(prometheus.Dataquery().expr(why.render()).legend_format(why.legend).ref_id(r))
-        if view.kind == "stat":
-            p = p.override_by_query(r, [DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {
-                "1": {"text": NOT_PROVIDED, "color": colors.NOT_MEASURED}}}])])
-        else:
-            p = p.override_by_query(r, _note("absent"))
+        if view.kind == "timeseries":
+            p = _series_style(p, query, refs)
+    for query in view.not_measured:
+        p = _not_measured(p, view, query, next(ref))
     if compare:
-        r = next(ref)
-        p = p.with_target(prometheus.Dataquery().expr(Query(NOTHING_EARLIER, "").render(OFFSET))
-                          .legend_format(NOTHING_EARLIER_LEGEND).ref_id(r))
-        if view.kind == "timeseries":  # a grey band over the part of the window that has no earlier data
-            p = p.override_by_regexp(_pattern(NOTHING_EARLIER_LEGEND), [
-                DynamicConfigValue(id_val="custom.axisPlacement", value="hidden"),
-                DynamicConfigValue(id_val="min", value=0), DynamicConfigValue(id_val="max", value=1)])
-            p = p.override_by_query(r, [
-                DynamicConfigValue(id_val="custom.fillOpacity", value=15),
-                DynamicConfigValue(id_val="custom.lineWidth", value=0),
-                DynamicConfigValue(id_val="custom.hideFrom", value={"legend": False, "tooltip": True, "viz": False}),
-                _fixed(colors.NOT_MEASURED),
-                DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {"1": {"text": "no data"}}}])])
-        else:  # a row of its own
-            p = p.override_by_query(r, [DynamicConfigValue(id_val="mappings", value=[{"type": "value", "options": {
-                "1": {"text": "nothing recorded in the earlier window", "color": colors.NOT_MEASURED}}}])])
+        p = _nothing_earlier(p, view, next(ref))
     if compare and view.kind == "timeseries":
         p = p.override_by_regexp(EARLIER_NAMES, [DynamicConfigValue(id_val="custom.lineStyle", value=DASHED),
                                                   DynamicConfigValue(id_val="custom.fillOpacity", value=0)])

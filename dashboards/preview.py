@@ -140,7 +140,8 @@ def unknown_matchers(panel: dict) -> list[str]:
 def evaluate(panel: dict, url: str, values: dict, start: float, end: float, step: int) -> PanelData:
     data = PanelData(window=(start, end))
     for matcher in unknown_matchers(panel):
-        data.errors.append(f"override matcher \"{matcher}\" unknown to Grafana {OLDEST_TEXT}, which draws this panel blank")
+        data.errors.append(f"override matcher \"{matcher}\" unknown to Grafana {OLDEST_TEXT}, "
+                           "which draws this panel blank")
     for target in panel.get("targets", []):
         expr = substitute(target["expr"], values)
         answer = query_instant(url, expr, end) if target.get("instant") else query_range(url, expr, start, end, step)

@@ -197,7 +197,8 @@ def test_the_issues_collisions_are_gone():
     target_colour = by_ref(flush, target["refId"])["color"]["fixedColor"]
     for kind in ("sync", "single_page"):
         pattern, props = next((o, pr) for o, pr in overrides(flush, "byRegexp") if re.fullmatch(o, kind))
-        assert apart(props["color"]["fixedColor"], target_colour) >= 40 and re.fullmatch(pattern, kind + " (1d earlier)")
+        assert apart(props["color"]["fixedColor"], target_colour) >= 40
+        assert re.fullmatch(pattern, kind + " (1d earlier)")
     hit = next(p for _, p in panels("timeseries") if p["title"] == "Buffer pool hit ratio")
     assert all(apart(c, "green") >= 40 for c in series_colours(hit)[0].values())
     latency = next(p for _, p in panels("timeseries") if p["title"] == redo.FSYNC_LATENCY.title)

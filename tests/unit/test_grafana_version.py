@@ -39,7 +39,8 @@ def fake(tmp_path, name: str, says: str, to_stderr: bool = False, serves: bool =
     return str(path)
 
 
-@pytest.mark.parametrize("says, version", [(GRAFANA_9_4_PRE, (9, 4)), (GRAFANA_SERVER_8, (8, 5)), (GRAFANA_11, (11, 6))])
+@pytest.mark.parametrize("says, version",
+                         [(GRAFANA_9_4_PRE, (9, 4)), (GRAFANA_SERVER_8, (8, 5)), (GRAFANA_11, (11, 6))])
 def test_the_version_is_read_as_each_binary_prints_it(tmp_path, says, version):
     assert grafana.version(fake(tmp_path, "grafana", says)) == version
     assert grafana.version(fake(tmp_path, "grafana-server", says, to_stderr=True)) == version
