@@ -71,7 +71,7 @@ WHO_REQUESTS = View(
     "because of REDO age (InnoDB caps the request at innodb_io_capacity_max). Healthy: requests come from "
     "the dirty pages level; a high REDO multiple means checkpoint age drives flushing and the REDO log is "
     "small for the write rate. On MariaDB 'for the dirty pages level' holds the larger of both.",
-    min=0,
+    min=0, soft_max=1,  # at least one innodb_io_capacity: Grafana draws a flat zero from 0 to 100 otherwise
 )
 FLUSH_TIME = View(
     "Flushing time per pass",
