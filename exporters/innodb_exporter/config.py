@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import sources
-from .capture.service import CaptureSettings
+from .capture.settings import CaptureSettings
 from .scraping import addresses
 from .scraping.connection import SSL_MODES, ConnectionSettings
 from .scraping.target import ScrapeOptions
