@@ -18,7 +18,7 @@ from innodb_exporter.app import make_app
 from innodb_exporter.capture.loglimit import LogLimiter
 from innodb_exporter.capture.service import REFUSED_EXAMPLES, CaptureService, WebhookAnswer
 from innodb_exporter.capture.settings import CaptureSettings
-from innodb_exporter.capture.webhook import MAX_BYTES, Admission, Busy, CaptureError
+from innodb_exporter.capture.webhook import MAX_ALERTS, MAX_BYTES, Admission, Busy, CaptureError
 from innodb_exporter.scraping.connection import ConnectionSettings
 from innodb_exporter.scraping.target import ScrapeOptions
 from innodb_exporter.scraping.targets import Targets
@@ -109,15 +109,13 @@ def not_scraped(count: int) -> bytes:
 
 def test_alerts_about_servers_not_scraped_cost_one_log_line_and_a_bounded_answer(service, caplog):
     """One POST naming 18,000 servers wrote 18,000 warning lines, and its answer listed every one."""
-    body = not_scraped(3_000)
-    assert len(body) <= MAX_BYTES
     with caplog.at_level(logging.INFO, logger="innodb_exporter"):
-        answer = service.webhook(body)
-    assert answer.refused_alerts == 3_000 and answer.started == []
+        answer = service.webhook(not_scraped(MAX_ALERTS))
+    assert answer.refused_alerts == MAX_ALERTS and answer.started == []
     assert len(answer.refused) == REFUSED_EXAMPLES
     assert len(json.dumps(answer.to_json())) < 2_000
     [line] = caplog.records
-    assert "3000 alerts" in line.getMessage() and "10.0.0.0:3306" in line.getMessage()
+    assert f"{MAX_ALERTS} alerts" in line.getMessage() and "10.0.0.0:3306" in line.getMessage()
     with caplog.at_level(logging.INFO, logger="innodb_exporter"):
         service.webhook(not_scraped(10))  # the same cause again within the minute: counted, not logged
     assert len(caplog.records) == 1
@@ -137,7 +135,8 @@ def test_log_lines_are_limited_per_cause_and_say_what_they_left_out(caplog):
         "first a", "another cause", "later (and 2 more like it in the last 61s, not logged)"]
 
 
-@pytest.mark.parametrize("body,status", [(b"x" * (MAX_BYTES + 1), "413"), (b"[1]", "400"), (b"{", "400")])
+@pytest.mark.parametrize("body,status", [(b"x" * (MAX_BYTES + 1), "413"), (not_scraped(MAX_ALERTS + 1), "413"),
+                                         (b"[1]", "400"), (b"{", "400")])
 def test_bodies_that_are_no_webhook_are_refused_and_logged_once_a_minute(service, caplog, body, status):
     with caplog.at_level(logging.INFO, logger="innodb_exporter"):
         for _ in range(50):

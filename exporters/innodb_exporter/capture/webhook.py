@@ -1,7 +1,7 @@
 """Alertmanager's webhook (version 4) as the capture reads it, and the bounds on what a request may cost.
 
-A webhook is read only when it is at most ``MAX_BYTES`` (Alertmanager's body for ``max_alerts: 20`` is a
-few tens of kilobytes) and only one at a time: a request that finds one being read waits for it a moment
+A webhook is read only when it is at most ``MAX_BYTES`` and ``MAX_ALERTS`` alerts (Alertmanager's, with the
+stack's ``max_alerts: 20``, is a few kilobytes and 20), and only one at a time: a request that finds one being read waits for it a moment
 (``Admission``), with at most a few others, and is answered 503 with Retry-After beyond that, which
 Alertmanager retries. So however many requests arrive, webhook work holds at most a few of the HTTP
 server's threads and one body's worth of parsed JSON, and /metrics and /probe keep their threads.
@@ -13,6 +13,7 @@ import json
 import threading
 
 MAX_BYTES = 256 * 1024
+MAX_ALERTS = 1000  # so that looking each one's server up costs at most a few milliseconds
 
 
 class CaptureError(Exception):
@@ -66,6 +67,9 @@ def firing_alerts(body: bytes) -> list[dict]:
         raise CaptureError(f"the body is not JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict) or not isinstance(data.get("alerts"), list):
         raise CaptureError("not an Alertmanager webhook: no 'alerts' list")
+    if len(data["alerts"]) > MAX_ALERTS:
+        raise TooLarge(f"a webhook of {len(data['alerts'])} alerts is over {MAX_ALERTS}: set max_alerts in "
+                       "Alertmanager's webhook_config (the stack's is 20)")
     if not all(isinstance(a, dict) and isinstance(a.get("labels"), dict) for a in data["alerts"]):
         raise CaptureError("an alert without a 'labels' mapping")
     status = data.get("status")
