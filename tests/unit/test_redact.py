@@ -56,13 +56,12 @@ LOCK_WAIT = "percona-8.0-ge30-unknown-minor-lockwait.txt"  # a waiting INSERT, i
 
 def with_statement(text: str, statement: str) -> str:
     """The text as the server prints it when every thread runs ``statement``: after each thread header, cut
-    where the server's buffer cuts it (redact.STATEMENT_BOUND with the header and the terminating zero)."""
+    at the most a server prints (redact.STATEMENT_BOUND bytes with the newline that ends it)."""
     out = []
     for line in text.split("\n"):
         out.append(line)
         if re.match(r"(MySQL|MariaDB) thread id ", line):
-            room = redact.STATEMENT_BOUND - 2 - len(line.encode())
-            out.extend(statement.encode()[:room].decode(errors="ignore").split("\n"))
+            out.extend(statement.encode()[:redact.STATEMENT_BOUND - 1].decode(errors="ignore").split("\n"))
     return "\n".join(out)
 
 
@@ -133,7 +132,7 @@ def test_lines_past_the_bound_are_the_servers():
     """Past STATEMENT_BOUND bytes from its thread header no statement goes on: a line InnoDB prints there
     that the redaction does not know stays, as every line of the server's does."""
     header = "MySQL thread id 5, OS thread handle 1, query id 7 localhost root updating"
-    statement = (("x" * 59 + "\n") * 40)[:redact.STATEMENT_BOUND - 2 - len(header)].rstrip("\n")  # as long as it gets
+    statement = (("x" * 59 + "\n") * 60)[:redact.STATEMENT_BOUND - 1].rstrip("\n")  # as long as it gets
     text = "\n".join(["---TRANSACTION 9, ACTIVE 3 sec", header, statement, "a line of a newer server"])
     redacted = redact.redact_status(text).split("\n")
     assert redacted[-2:] == [redact.digest(statement), "a line of a newer server"]

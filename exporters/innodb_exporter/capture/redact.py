@@ -9,18 +9,19 @@ structure an operator reads (transactions, their age and state, locks, waits) st
 the texts of a capture without keeping it.
 
 Redaction by the structure the server prints, not by line prefixes. A statement is printed by
-``innobase_mysql_print_thd`` (ha_innodb.cc): ``thd_security_context`` (MySQL) or
-``thd_get_error_context_description`` (MariaDB) writes the thread header, a newline and the statement into
-a buffer of ``innobase_mysql_print_thd``'s size, so header and statement together never pass
-``STATEMENT_BOUND`` bytes; then InnoDB's printer goes on with its own lines (``trx_print_low`` in trx0trx.cc,
-``lock_trx_print_wait_and_mvcc_state`` and the deadlock printer in lock0lock.cc): the read view, the lock
-wait, the locks, the next transaction, the deadlock's markers, the next section. Any of those a statement
-can hold too, so no single line ends a statement. What ends it is the structure: every line the server
-prints there is one of a known set (``_SERVER_LINES``, each matched whole), and the statement's text is
-the only free text. So a statement runs from its header to the last line inside its bound that is not
-such a line; past the bound every line is the server's again. Free text in a statement never survives,
-whatever lines it imitates before or after it; what may survive of a statement is a line of it that is,
-whole, a line InnoDB prints there (its numbers and names only).
+``innobase_mysql_print_thd`` (ha_innodb.cc): the thread header, a newline and the statement, cut by the
+server. MariaDB writes header and statement into a buffer of 3,072 bytes; MySQL 9 prints at most 3,000 bytes
+of statement after a header of any length (measured), so no server prints more than
+``STATEMENT_BOUND`` bytes of statement after its header (tests/integration/test_capture_redaction.py
+measures it on every flavour). Then InnoDB's printer goes on with its own lines (``trx_print_low`` in
+trx0trx.cc, ``lock_trx_print_wait_and_mvcc_state`` and the deadlock printer in lock0lock.cc): the read
+view, the lock wait, the locks, the next transaction, the deadlock's markers, the next section. Any of
+those a statement can hold too, so no single line ends a statement. What ends it is the structure: every
+line the server prints there is one of a known set (``_SERVER_LINES``, each matched whole), and the
+statement's text is the only free text. So a statement runs from its header to the last line inside its
+bound that is not such a line; past the bound every line is the server's again. Free text in a statement
+never survives, whatever lines it imitates before or after it; what may survive of a statement is a line
+of it that is, whole, a line InnoDB prints there (its numbers and names only).
 
 ``... truncated...`` (the server's mark where it cut a list longer than 1 MiB) is treated like a thread
 header: the text after it may start inside a statement whose header was cut away.
@@ -31,10 +32,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-# innobase_mysql_print_thd's buffer: char buffer[1024] (MySQL 5.6-9.x, MariaDB 10.x-11.x). The header
-# and the statement fit in it with the terminating zero; the measured bound of every flavour we test
-# (tests/integration/test_capture_redaction.py) is below this. Lines that start past it are the server's.
-STATEMENT_BOUND = 1024
+# The most statement text a server prints after a thread header (its newline included): MariaDB's buffer in
+# innobase_mysql_print_thd (char buffer[3072], header and statement together), MySQL 9's 3,000 bytes of
+# statement (measured). Lines that start past it are the server's.
+STATEMENT_BOUND = 3072
 
 # MySQL thread id 13, OS thread handle 140565555840704, query id 349085 localhost root updating
 # MariaDB thread id 16, OS thread handle 140320101123776, query id 318011 localhost root Updating    (10.6+)
@@ -118,14 +119,13 @@ def digest(text: str) -> str:
 
 def statement_lines(lines: list[str]) -> list[bool]:
     """Which lines hold statement text: from each thread header (or cut mark) to the last line within
-    STATEMENT_BOUND bytes of its start that is not a line the server prints there, or to the next header."""
+    STATEMENT_BOUND bytes after it that is not a line the server prints there, or to the next header."""
     end = _user_text_end(lines)
     starts = [i for i in range(end) if lines[i] == _CUT_MARK or _THREAD_RE.fullmatch(lines[i])]
     inside = [False] * len(lines)
     for n, start in enumerate(starts):
         stop = starts[n + 1] if n + 1 < len(starts) else end
         room, last_free, i = STATEMENT_BOUND, start, start + 1
-        room -= len(lines[start].encode("utf-8")) + 1
         while i < stop and room > 0:  # line i starts inside the bound: it may be the statement's
             if not _SERVER_LINES.fullmatch(lines[i]):
                 last_free = i
