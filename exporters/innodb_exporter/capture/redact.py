@@ -10,9 +10,9 @@ the texts of a capture without keeping it.
 
 Redaction by the structure the server prints, not by line prefixes. A statement is printed by
 ``innobase_mysql_print_thd`` (ha_innodb.cc): the thread header, a newline and the statement, cut by the
-server. MariaDB writes header and statement into a buffer of 3,072 bytes; MySQL 9 prints at most 3,000 bytes
-of statement after a header of any length (measured), so no server prints more than
-``STATEMENT_BOUND`` bytes of statement after its header (tests/integration/test_capture_redaction.py
+server. MariaDB 10.11 and 11.8 print at most 3,071 bytes of header and statement together, MySQL 9 at
+most 3,000 bytes of statement after its header (older sources cut both at 1,024), so no server prints
+more than ``STATEMENT_BOUND`` bytes of statement after its header (tests/integration/test_capture_redaction.py
 measures it on every flavour). Then InnoDB's printer goes on with its own lines (``trx_print_low`` in
 trx0trx.cc, ``lock_trx_print_wait_and_mvcc_state`` and the deadlock printer in lock0lock.cc): the read
 view, the lock wait, the locks, the next transaction, the deadlock's markers, the next section. Any of
@@ -32,9 +32,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-# The most statement text a server prints after a thread header (its newline included): MariaDB's buffer in
-# innobase_mysql_print_thd (char buffer[3072], header and statement together), MySQL 9's 3,000 bytes of
-# statement (measured). Lines that start past it are the server's.
+# The most statement text a server prints after a thread header, its newline included (measured: MariaDB
+# 3,071 bytes of header and statement, MySQL 9 3,000 of statement). Lines that start past it are the server's.
 STATEMENT_BOUND = 3072
 
 # MySQL thread id 13, OS thread handle 140565555840704, query id 349085 localhost root updating
