@@ -5,7 +5,8 @@
 Everything lives under ``.stack/`` (data, logs, pid files, the generated credentials, the settings `up`
 ran with), so ``down`` stops exactly what ``up`` started and ``up`` again resumes with the same data; an
 ``up`` with other settings while the stack runs is refused (``down`` first). Prometheus runs the very
-prometheus.yml and rules compose uses; only the addresses in its target files differ.
+prometheus.yml and rules compose uses; only the addresses in its target files differ. Every service's log
+in .stack/logs rotates at 10 MiB (one earlier file kept), whatever the service writes.
 
 Environment:
   MYSQL_ADDRESS              watch this server instead of starting the demo server: HOST[:PORT] (default
@@ -25,11 +26,17 @@ Environment:
                              evaluates the same rules and alerts through the stack's Alertmanager, its
                              alerts told apart by the label alertgroup (docs/fleet.md); compose: the `store`
                              profile
+  STACK_WEB_CONFIG           the innodb exporter's --web.config.file (exporter-toolkit's format). When it has
+                             basic_auth_users, the stack adds a user of its own (innodb-stack, its password
+                             generated into .stack/secrets) with which Prometheus scrapes and Alertmanager
+                             posts the capture webhook (basic_auth with a password_file: the password is on no
+                             command line and in no environment); tls_server_config is refused here
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import errno
 import json
 import os
@@ -41,6 +48,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+
+import bcrypt
+import yaml
 
 from innodb_exporter.config import PASSWORD_ENV
 from innodb_exporter.scraping import addresses
@@ -61,6 +71,8 @@ READY_PATHS = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": 
                "grafana": "/api/health"}
 READY_TIMEOUT = 60  # seconds a service may take to answer ready
 RETENTION = "30d"  # as docker-compose.yml's Prometheus and VictoriaMetrics keep
+# The user Prometheus and Alertmanager give the innodb exporter when STACK_WEB_CONFIG has users.
+WEB_USER = "innodb-stack"
 
 
 # --- the exporters' my.cnf files -----------------------------------------------------------------------
@@ -102,9 +114,9 @@ def exporter_cnf(server: addresses.Address, user: str, password: str, quoted) ->
 
 
 def _process(settings: Settings, name: str, pid_file: str | None = None, programs: tuple = ()) -> Process:
-    """A service of the stack: its pid file under .stack/run, its log under .stack/logs."""
+    """A service of the stack: its pid file under .stack/run, its log under .stack/logs, within its size."""
     return Process(pid_file or settings.path("run", f"{name}.pid"), settings.path("logs", f"{name}.log"), cwd=REPO,
-                   programs=programs)
+                   programs=programs, log_max_bytes=settings.log_max_bytes)
 
 
 def child_environment(environ=os.environ) -> dict[str, str]:
@@ -133,10 +145,10 @@ def bind_error(host: str, port: int) -> int | None:
     return None
 
 
-def _http_get(url: str, timeout: float = 2) -> tuple[int | None, str]:
+def _http_get(url: str, timeout: float = 2, headers: dict | None = None) -> tuple[int | None, str]:
     """(status, body); (None, why) when nothing answered."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=timeout) as response:
             return response.status, response.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode(errors="replace")
@@ -152,6 +164,7 @@ class Stack:
     def __init__(self, settings: Settings):
         self.s = settings
         self.env = child_environment()
+        self.web_password_file: str | None = None  # the stack's own user's, when the exporter asks for one
         self.services = {name: _process(settings, name) for name in
                          ("sysbench", "innodb_exporter", "mysqld_exporter", "node_exporter", "alertmanager",
                           *STORE_SERVICES, "prometheus", "grafana")}
@@ -187,6 +200,44 @@ class Stack:
         environments. Both are quoted before either is written: a password one cannot carry is refused."""
         texts = {name: exporter_cnf(self.s.watched(), user, password, quoted) for name, quoted in CNF_QUOTING.items()}
         return {name: self._write_secret(os.path.basename(self.cnf_path(name)), text) for name, text in texts.items()}
+
+    def exporter_web_config(self) -> tuple[str | None, str | None]:
+        """(the web config the innodb exporter runs, the password file of the stack's own user in it): with
+        STACK_WEB_CONFIG's users, the file with WEB_USER added, for Prometheus and Alertmanager; without
+        users, the file as it is and no password file; without STACK_WEB_CONFIG, (None, None)."""
+        if not self.s.web_config:
+            return None, None
+        where = f"STACK_WEB_CONFIG={self.s.web_config}"
+        try:
+            with open(self.s.web_config, encoding="utf-8") as f:
+                data = yaml.safe_load(f) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            raise StackError(f"{where}: cannot be read ({type(exc).__name__})") from None
+        if not isinstance(data, dict):
+            raise StackError(f"{where}: not a web configuration (a mapping of tls_server_config, basic_auth_users, ...)")
+        if data.get("tls_server_config"):
+            raise StackError(f"{where}: tls_server_config is not supported by the native stack, whose Prometheus and "
+                             "Alertmanager reach the exporter over plain HTTP on STACK_BIND; give basic_auth_users only")
+        users = data.get("basic_auth_users") or {}
+        if not users:
+            return self.s.web_config, None
+        if not isinstance(users, dict) or WEB_USER in users:
+            raise StackError(f"{where}: basic_auth_users must map user names to bcrypt hashes, and {WEB_USER} is the "
+                             "stack's own")
+        password = self._secret("innodb_exporter-web-password")
+        hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(10)).decode()
+        text = ("# Written by stack/native.py: STACK_WEB_CONFIG with the stack's own user, which Prometheus and "
+                "Alertmanager log in as.\n" + yaml.safe_dump({**data, "basic_auth_users": {**users, WEB_USER: hashed}},
+                                                             sort_keys=False))
+        return self._write_secret("innodb_exporter-web.yml", text), self.s.path("secrets", "innodb_exporter-web-password")
+
+    def _exporter_auth(self) -> dict:
+        """The Authorization header of the stack's own user, when the exporter asks for one."""
+        if not self.web_password_file:
+            return {}
+        with open(self.web_password_file, encoding="utf-8") as f:
+            token = base64.b64encode(f"{WEB_USER}:{f.read().strip()}".encode()).decode()
+        return {"Authorization": f"Basic {token}"}
 
     def cnf_path(self, exporter: str) -> str:
         """The my.cnf ``exporter`` (a key of CNF_QUOTING) reads."""
@@ -264,10 +315,11 @@ class Stack:
         self.check_ports()
         os.makedirs(self.s.root, exist_ok=True)
         cnfs = self._own_server_cnfs() if self.s.mysql_address else None  # refused before anything starts
+        web_config, self.web_password_file = self.exporter_web_config()  # likewise
         self._save_settings()
         cnfs = cnfs or self._demo_server()
         config_dir = self.prometheus_dir()  # first: its target file is also the exporter's allow-list
-        self._start_exporters(cnfs, os.path.join(config_dir, "targets", "mysql.yml"))
+        self._start_exporters(cnfs, os.path.join(config_dir, "targets", "mysql.yml"), web_config)
         self._start_alertmanager()
         self._start_store(os.path.join(config_dir, "rules"))
         self._start_prometheus(config_dir)
@@ -302,15 +354,18 @@ class Stack:
                                             env=self.env)
         return self._exporter_cnfs("exporter", exporter_password)
 
-    def _start_exporters(self, cnfs: dict[str, str], targets_file: str) -> None:
+    def exporter_command(self, cnf: str, targets_file: str, web_config: str | None) -> list[str]:
+        """The innodb exporter's command line: /probe reaches the servers Prometheus' target file lists,
+        Alertmanager's webhook captures into captures/; no password on it (they are in files)."""
         exporter = os.path.join(os.path.dirname(self.s.python), "innodb-exporter")
         cmd = [exporter] if os.path.exists(exporter) else [self.s.python, "-m", "innodb_exporter"]
-        # /probe reaches the servers Prometheus' target file lists; Alertmanager's webhook captures into captures/.
-        self.services["innodb_exporter"].start(
-            [*cmd, f"--web.listen-address={self.s.listen_address('innodb_exporter')}",
-             f"--config.my-cnf={cnfs['innodb_exporter']}", f"--probe.targets-file={targets_file}",
-             f"--capture.dir={self.s.path('captures')}", *self.s.exporter_flags],
-            env=dict(self.env, PYTHONPATH=os.path.join(REPO, "exporters")))
+        return [*cmd, f"--web.listen-address={self.s.listen_address('innodb_exporter')}", f"--config.my-cnf={cnf}",
+                f"--probe.targets-file={targets_file}", f"--capture.dir={self.s.path('captures')}",
+                *([f"--web.config.file={web_config}"] if web_config else []), *self.s.exporter_flags]
+
+    def _start_exporters(self, cnfs: dict[str, str], targets_file: str, web_config: str | None) -> None:
+        self.services["innodb_exporter"].start(self.exporter_command(cnfs["innodb_exporter"], targets_file, web_config),
+                                               env=dict(self.env, PYTHONPATH=os.path.join(REPO, "exporters")))
         self.services["mysqld_exporter"].start(
             [_binary("prometheus-mysqld-exporter", "mysqld_exporter"), f"--config.my-cnf={cnfs['mysqld_exporter']}",
              f"--web.listen-address={self.s.listen_address('mysqld_exporter')}"], env=self.env)
@@ -319,14 +374,27 @@ class Stack:
              f"--web.listen-address={self.s.listen_address('node_exporter')}"], env=self.env)
 
     def alertmanager_config(self) -> str:
-        """Compose's alertmanager.yml with the exporter's address here, for the capture webhook."""
+        """Compose's alertmanager.yml with the exporter's address here, for the capture webhook, and the
+        stack's own user for it when the exporter asks for one (its password in a file)."""
         with open(os.path.join(PROVISIONING, "alertmanager", "alertmanager.yml"), encoding="utf-8") as f:
             text = f.read().replace(f"//{COMPOSE_EXPORTER}/", f"//{self.s.address('innodb_exporter')}/")
+        if self.web_password_file:
+            config = yaml.safe_load(text)
+            for receiver in config["receivers"]:
+                for hook in receiver.get("webhook_configs", []):
+                    if hook["url"].startswith(self.s.url("innodb_exporter") + "/"):
+                        hook["http_config"] = self._basic_auth()
+            text = ("# Written by stack/native.py from provisioning/alertmanager/alertmanager.yml, with the "
+                    "exporter's address and user.\n" + yaml.safe_dump(config, sort_keys=False))
         path = self.s.path("alertmanager", "alertmanager.yml")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         return path
+
+    def _basic_auth(self) -> dict:
+        """An http_config (Alertmanager's, and a scrape config's keys) that logs in as the stack's user."""
+        return {"basic_auth": {"username": WEB_USER, "password_file": self.web_password_file}}
 
     def _start_alertmanager(self) -> None:
         self.services["alertmanager"].start(
@@ -345,6 +413,16 @@ class Stack:
         sets = [arg for item in self.s.rule_overrides for arg in ("--set", item)]
         subprocess.run([self.s.python, mixin, "--out", rules, *sets], check=True, env=self.env)
         shutil.copy(os.path.join(PROVISIONING, "prometheus", "prometheus.yml"), config_dir)
+        if self.web_password_file:  # the innodb job scrapes the exporter as the stack's user
+            path = os.path.join(config_dir, "prometheus.yml")
+            with open(path, encoding="utf-8") as f:
+                config = yaml.safe_load(f)
+            for job in config["scrape_configs"]:
+                if job["job_name"] == "innodb":
+                    job.update(self._basic_auth())
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("# Written by stack/native.py from provisioning/prometheus/prometheus.yml, with the exporter's "
+                        "user.\n" + yaml.safe_dump(config, sort_keys=False))
         env = dict(self.env, MYSQL_ADDRESS=str(self.s.watched()),
                    INNODB_EXPORTER=self.s.address("innodb_exporter"), MYSQLD_EXPORTER=self.s.address("mysqld_exporter"),
                    NODE_EXPORTER=self.s.address("node_exporter"), PROMETHEUS=self.s.address("prometheus"),
@@ -413,8 +491,9 @@ class Stack:
     def _wait_until_ready(self, name: str) -> None:
         """Until the service answers ready; as soon as its process is gone, an error with the end of its log."""
         process, url = self.services[name], self.s.url(name) + READY_PATHS[name]
+        headers = self._exporter_auth() if name == "innodb_exporter" else {}
         deadline = time.monotonic() + READY_TIMEOUT
-        while _http_get(url)[0] != 200:
+        while _http_get(url, headers=headers)[0] != 200:
             if process.pid() is None:
                 raise StackError(f"{name} exited while starting; the end of its log, {process.log_path}:\n"
                                  f"{_indented(process.log_tail())}")
@@ -425,7 +504,8 @@ class Stack:
 
     def _warn_unless_healthy(self) -> None:
         """The exporters answer whether or not the watched server lets them in: say when it does not."""
-        status, answer = _http_get(self.s.url("innodb_exporter") + "/-/healthy", timeout=15)
+        status, answer = _http_get(self.s.url("innodb_exporter") + "/-/healthy", timeout=15,
+                                   headers=self._exporter_auth())
         if status != 200:
             print(f"warning: the innodb exporter cannot scrape {self.s.watched()}: {status or 'no answer'} "
                   f"{answer.strip()}; the server's own words are in {self.services['innodb_exporter'].log_path}",
@@ -439,6 +519,9 @@ class Stack:
                 print(f"  {name:16} {self.s.url(name)}")
         target = self.s.mysql_address or f"{self.s.address('mariadb')} (demo {self.s.server} under sysbench load)"
         print(f"  watching         {target}")
+        if self.web_password_file:
+            print(f"innodb exporter: user {WEB_USER}, password in {self.web_password_file} (and the users of "
+                  f"{self.s.web_config})")
         if self.services["grafana"].pid():
             print(f"Grafana: user admin, password in {self.s.path('secrets', 'grafana-admin')}")
             if self.grafana_problem:  # said again where the addresses are read

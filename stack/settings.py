@@ -55,6 +55,8 @@ class Settings:
     rule_overrides: tuple = ()  # alerts/mixin.py --set KEY=VALUE, for tests that lower thresholds
     exporter_flags: tuple = ()  # more innodb-exporter flags, e.g. a shorter --capture.cooldown for tests
     store: str | None = None  # None, or one of STORES: Prometheus remote-writes to it, its ruler alerts too
+    web_config: str | None = None  # STACK_WEB_CONFIG: the innodb exporter's --web.config.file (basic auth)
+    log_max_bytes: int = 10 * 1024 * 1024  # a service's log rotates past it: at most twice this on disk
     exporter_user: str = "exporter"  # the account the exporters log in as on MYSQL_ADDRESS
     exporter_password: str = field(default="", repr=False)  # its password: only the exporters' my.cnf files hold it
     python: str = sys.executable
@@ -73,6 +75,10 @@ class Settings:
         s.store = environ.get("STACK_STORE") or None
         if s.store and s.store not in STORES:
             raise StackError(f"STACK_STORE={s.store!r}: one of {', '.join(STORES)}, or empty for none")
+        web_config = environ.get("STACK_WEB_CONFIG", "").strip()
+        if web_config and not os.path.isfile(web_config):
+            raise StackError(f"STACK_WEB_CONFIG={web_config}: no such file")
+        s.web_config = os.path.abspath(web_config) if web_config else None
         s.exporter_user = environ.get("MYSQL_EXPORTER_USER") or s.exporter_user
         s.exporter_password = environ.get(PASSWORD_ENV, "")
         return s
@@ -80,7 +86,8 @@ class Settings:
     def environment(self) -> dict[str, str]:
         """These settings as the variables that give them, those that shape what `up` runs: what it saves,
         and what the next `up` must give while the stack runs."""
-        env = {"MYSQL_ADDRESS": self.mysql_address or "", "STACK_BIND": self.bind, "STACK_STORE": self.store or ""}
+        env = {"MYSQL_ADDRESS": self.mysql_address or "", "STACK_BIND": self.bind, "STACK_STORE": self.store or "",
+               "STACK_WEB_CONFIG": self.web_config or ""}
         if self.mysql_address:
             env["MYSQL_EXPORTER_USER"] = self.exporter_user
         else:

@@ -17,7 +17,8 @@ from prometheus_client import GCCollector, PlatformCollector, ProcessCollector
 from prometheus_client.registry import CollectorRegistry
 
 from . import __version__
-from .capture.service import CaptureError, CaptureService
+from .capture import webhook
+from .capture.service import CaptureService
 from .config import MAX_SCRAPE_TIMEOUT, Config, ProbeError, probe_connection
 from .scraping import exposition, health
 from .scraping.target import Target
@@ -112,10 +113,10 @@ def make_app(config: Config, targets: Targets, process_registry: CollectorRegist
                 return respond(start_response, "405 Method Not Allowed", "POST an Alertmanager webhook\n",
                                headers=[("Allow", "POST")])
             length = int(environ.get("CONTENT_LENGTH") or 0)
-            try:
-                answer = captures.webhook(environ["wsgi.input"].read(length))
-            except CaptureError as exc:
-                return respond(start_response, "400 Bad Request", f"{exc}\n")
+            try:  # a body over the webhook's bound is refused unread (413)
+                answer = captures.webhook(environ["wsgi.input"].read(min(length, webhook.MAX_BYTES + 1)))
+            except webhook.CaptureError as exc:
+                return respond(start_response, exc.status, f"{exc}\n", headers=exc.headers)
             return respond(start_response, "202 Accepted", json.dumps(answer.to_json()) + "\n", "application/json")
         listing = captures.store.list()
         if path == "/api/captures":

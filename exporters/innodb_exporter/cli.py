@@ -61,9 +61,11 @@ def server_parser() -> argparse.ArgumentParser:
                    help="deprecated and ignored: every latch instrument is exported, so that no series flaps")
     probe = p.add_argument_group("/probe", "which servers /probe may connect to, and how many connections it keeps")
     probe.add_argument("--probe.allow", dest="probe_allow", action="append", default=[], metavar="PATTERN",
-                       help="a server /probe may connect to: HOST:PORT, HOST (any port), a CIDR range, "
-                            "unix:///path, or * for any (repeatable). Without this flag or --probe.targets-file, "
-                            "only the servers the my.cnf and --mysqld.address name")
+                       help="a server /probe may connect to with [client]'s credentials or those of a section "
+                            "that names no server: HOST:PORT, HOST (any port), a CIDR range, unix:///path, or * for "
+                            "any (repeatable). Without this flag or --probe.targets-file, only the server of "
+                            "--mysqld.address or [client]. A [client.NAME] section with a host= or socket= of its "
+                            "own is for that server only, and that server only for it (auth_module=client.NAME)")
     probe.add_argument("--probe.targets-file", dest="probe_targets_files", action="append", default=[],
                        metavar="FILE", help="a Prometheus file_sd file whose targets /probe may connect to; re-read "
                                             "when it changes (repeatable)")

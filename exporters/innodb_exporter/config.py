@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from . import sources
-from .capture.service import CaptureSettings
+from .capture.settings import CaptureSettings
 from .scraping import addresses
 from .scraping.connection import SSL_MODES, ConnectionSettings
 from .scraping.target import ScrapeOptions
@@ -160,14 +160,16 @@ def connection_from(section: dict[str, str], address: str | None, user: str | No
 
 
 def _allowlist(args, connection: ConnectionSettings | None, my_cnf: dict, problems: list[str]) -> addresses.Allowlist:
-    """``--probe.allow`` and ``--probe.targets-file``; without either, the servers the configuration names."""
-    texts = list(args.probe_allow)
-    if not texts and not args.probe_targets_files:
-        texts = [connection.address] if connection else []
-        for name, section in my_cnf.items():
-            if name.startswith("client") and (section.get("host") or section.get("socket")):
-                sub: list[str] = []
-                texts.append(connection_from(section, None, "-", None, sub, name).address)
+    """``--probe.allow`` and ``--probe.targets-file``, else the server of /metrics; and the server each
+    ``[client.NAME]`` section names of its own (host= or socket=), for that section's credentials only."""
+    explicit = bool(args.probe_allow or args.probe_targets_files)
+    texts = list(args.probe_allow) if explicit else [connection.address] if connection else []
+    sections: dict[str, addresses.Address] = {}
+    for name, section in my_cnf.items():
+        if name.startswith("client.") and (section.get("host") or section.get("socket")):
+            sub: list[str] = []  # its own problems are reported when /probe asks for it
+            own = connection_from({**my_cnf.get("client", {}), **section}, None, "-", None, sub, name)
+            sections[name] = addresses.parse(own.address)
     rules = []
     for text in texts:
         try:
@@ -182,7 +184,8 @@ def _allowlist(args, connection: ConnectionSettings | None, my_cnf: dict, proble
             addresses.read_target_file(path)
         except addresses.TargetFileError as exc:
             problems.append(f"--probe.targets-file {path}: {exc}")
-    return addresses.Allowlist(rules, tuple(args.probe_targets_files))
+    client = addresses.parse(connection.address) if connection else None
+    return addresses.Allowlist(rules, tuple(args.probe_targets_files), sections, explicit, client)
 
 
 _SIZE_RE = re.compile(r"(\d+)\s*([KMG]i?B?)?", re.I)
@@ -302,10 +305,12 @@ class NotAllowed(ProbeError):
 def probe_connection(config: Config, target: str, auth_module: str | None) -> ConnectionSettings:
     """Connection settings for ``/probe?target=...&auth_module=...``; raises ProbeError.
 
-    The target must be on the allow-list; its credentials come from the my.cnf section ``auth_module``
-    names (default ``[client]``). ``[client]``, named or not, gives them as it does for /metrics: the
-    flag's user and the environment's password win over its own; a ``[client.NAME]`` section gives its own,
-    and takes what it lacks from ``[client]``.
+    Its credentials come from the my.cnf section ``auth_module`` names; without one, from ``[client]``, as
+    in mysqld_exporter (probe.go: the auth_module defaults to "client"). ``[client]``, named or not, gives
+    them as it does for /metrics: the flag's user and the environment's password win over its own; a
+    ``[client.NAME]`` section gives its own, and takes what it lacks from ``[client]``. The target must be
+    a server the allow-list gives that section's credentials to: a section that names a server of its own
+    goes there only, and its server gets no other section's (a probe of it needs its auth_module).
     """
     if auth_module is not None and not AUTH_MODULE_RE.fullmatch(auth_module):
         raise ProbeError("auth_module must name a my.cnf section: client or client.NAME")
@@ -313,15 +318,24 @@ def probe_connection(config: Config, target: str, auth_module: str | None) -> Co
         address = addresses.parse(target)
     except addresses.AddressError as exc:
         raise ProbeError(f"target: {exc}") from None
-    if not config.allowlist.allows(address):
-        raise NotAllowed(f"target {address} is not allowed: the exporter connects only to the servers its "
-                         "configuration names (--probe.allow, --probe.targets-file)")
     section_name = auth_module or "client"
     section = config.my_cnf.get(section_name)
     if section is None:
         if section_name != "client":
             raise ProbeError(f"auth_module {auth_module!r}: no such section in the my.cnf")
         section = {}
+    if not config.allowlist.allows(address, None if section_name == "client" else section_name):
+        own = config.allowlist.sections.get(section_name)
+        owners = [name for name in config.allowlist.named_by(address) if name != section_name]
+        if own is not None and own != address:
+            raise NotAllowed(f"target {address} is not allowed with auth_module={section_name}: that section's "
+                             "credentials go only to the server it names")
+        if owners:
+            raise NotAllowed(f"target {address} is the server of [{owners[0]}]: probe it with auth_module={owners[0]} "
+                             f"({'a probe without auth_module uses [client]' if section_name == 'client' else f'[{section_name}]'}"
+                             "'s credentials do not go there)")
+        raise NotAllowed(f"target {address} is not allowed: the exporter connects only to the servers its "
+                         "configuration names (--probe.allow, --probe.targets-file)")
     problems: list[str] = []
     own = section_name != "client"  # a [client.NAME]: its own credentials, else [client]'s
     if own:  # as in mysqld_exporter; never the flag's or the environment's

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from innodb_bundle import limits
 from innodb_bundle.bundle import BundleWriter, Manifest, series_key
 from innodb_bundle.terminal import Progress
-from innodb_exporter.capture.service import FILE_RE, ID_RE, MANIFEST as CAPTURE_MANIFEST
+from innodb_exporter.capture.store import FILE_RE, ID_RE, MANIFEST as CAPTURE_MANIFEST
 
 from . import TOOL
 from .endpoints import Endpoint, EndpointError

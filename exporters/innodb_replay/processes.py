@@ -8,6 +8,9 @@ with the pid file's path in its environment, and ``pid`` believes only a process
 (Not the start time beside the pid in the file: the file stays a bare pid, which ``innodb-replay``'s
 users and tests read, and its directory holds nothing else.) A pid file the program writes itself
 (mysqld's) is believed when the process runs that program.
+
+With ``log_max_bytes`` the process writes into a pipe to ``innodb_replay.logcap``, which keeps its log
+within that size (and one earlier file of it); the writer ends when the process does.
 """
 
 from __future__ import annotations
@@ -15,19 +18,23 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 
 MARK = "INNODB_PROCESS_PID_FILE"  # in the environment of every process start() starts: its pid file
 
 
 class Process:
-    def __init__(self, pid_file: str, log_path: str, cwd: str | None = None, programs: tuple[str, ...] = ()):
+    def __init__(self, pid_file: str, log_path: str, cwd: str | None = None, programs: tuple[str, ...] = (),
+                 log_max_bytes: int | None = None):
         """``programs``: for a pid file the program writes itself, the names its argv[0] may have (e.g.
-        ("mysqld", "mariadbd")); without them the pid file is start()'s own."""
+        ("mysqld", "mariadbd")); without them the pid file is start()'s own. ``log_max_bytes``: the log
+        rotates past it (None: it grows)."""
         self.pid_file = pid_file
         self.log_path = log_path
         self.cwd = cwd
         self.programs = programs
+        self.log_max_bytes = log_max_bytes
 
     def pid(self) -> int | None:
         """The pid when the process runs, else None (also when another process now has its number)."""
@@ -48,10 +55,11 @@ class Process:
             return
         for path in (self.pid_file, self.log_path):
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        env = {**(os.environ if env is None else env), MARK: _mark_value(self.pid_file)}
-        with open(self.log_path, "ab") as log:
+        env = {key: value for key, value in (os.environ if env is None else env).items() if key != MARK}
+        with self._log_sink(env) as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, start_new_session=True, cwd=self.cwd)
+                                    env={**env, MARK: _mark_value(self.pid_file)}, start_new_session=True,
+                                    cwd=self.cwd)
         # Popen returns while exec may still be setting up the new program's environment, which reads
         # empty until then: wait for it, so that pid() knows the process as soon as start() returns.
         deadline = time.monotonic() + 5
@@ -59,6 +67,18 @@ class Process:
             time.sleep(0.001)
         with open(self.pid_file, "w") as f:
             f.write(f"{proc.pid}\n")
+
+    def _log_sink(self, env: dict):
+        """Where the process writes: its log file, or the pipe to a writer that keeps the log within its size
+        (a session of its own, as the process's, so that it outlives this command; not marked as ours)."""
+        if not self.log_max_bytes:
+            return open(self.log_path, "ab")
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.pathsep.join(p for p in (package, env.get("PYTHONPATH", "")) if p)
+        writer = subprocess.Popen([sys.executable, "-m", "innodb_replay.logcap", self.log_path, str(self.log_max_bytes)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  env={**env, "PYTHONPATH": path}, start_new_session=True)
+        return writer.stdin  # closed here once the process holds it: the writer then ends with the process
 
     def stop(self, timeout: float = 60, remove_pid_file: bool = True) -> bool:
         """SIGTERM, then SIGKILL after ``timeout``; True when it was running."""
@@ -77,13 +97,16 @@ class Process:
         return True
 
     def log_tail(self, lines: int = 10) -> str:
-        """The last lines of its log: why it exited, when it did."""
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
-                text = f.read().decode("utf-8", errors="replace")
-        except OSError:
-            return ""
+        """The last lines of its log (and of the file before it, when the log has just rotated): why it
+        exited, when it did."""
+        text = ""
+        for path in (self.log_path + ".1", self.log_path):
+            try:
+                with open(path, "rb") as f:
+                    f.seek(max(0, os.fstat(f.fileno()).st_size - 64 * 1024))
+                    text += f.read().decode("utf-8", errors="replace")
+            except OSError:
+                continue
         return "\n".join(text.splitlines()[-lines:])
 
 

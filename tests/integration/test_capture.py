@@ -9,13 +9,17 @@ import json
 import os
 import threading
 import time
+import urllib.error
 import urllib.request
 
+import bcrypt
 import pymysql
 import pytest
 
+from stack.native import Stack
+from stack.settings import Settings
 from support.exporter import ROOT, Exporter, parse_samples
-from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, wait_for
+from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, free_port, wait_for
 
 pytestmark = pytest.mark.integration
 SECRET_STATEMENT = "SELECT SLEEP(20) AS held_for_the_capture_test"
@@ -196,3 +200,59 @@ def test_a_capture_of_a_hung_server_ends_by_its_deadline(fresh_db, tmp_path):
             fresh_db.resume()
         [capture] = captures(exp)
         assert capture["errors"], capture
+
+
+def test_alertmanager_posts_the_webhook_as_the_stacks_user_when_the_web_config_has_users(fresh_db, tmp_path):
+    """With users in the exporter's web config the webhook answered Alertmanager 401: the native stack gave it
+    no credentials. Now it gives the stack's own user, its password in a file under .stack/secrets."""
+    web = tmp_path / "web.yml"
+    web.write_text(f"basic_auth_users:\n  prometheus: {bcrypt.hashpw(b'operator-pw', bcrypt.gensalt(4)).decode()}\n")
+    settings = Settings(root=str(tmp_path / ".stack"), web_config=str(web), mysql_address=fresh_db.address,
+                        exporter_flags=("--capture.snapshots=1",))
+    settings.ports.update(innodb_exporter=free_port(), alertmanager=free_port())
+    stack = Stack(settings)
+    web_config, stack.web_password_file = stack.exporter_web_config()
+    cnf = stack._exporter_cnfs(EXPORTER_USER, EXPORTER_PASSWORD)["innodb_exporter"]
+    targets = tmp_path / "mysql.yml"
+    targets.write_text(f"- targets: ['{fresh_db.address}']\n")
+    exporter, alertmanager = stack.services["innodb_exporter"], stack.services["alertmanager"]
+    exporter.start(stack.exporter_command(cnf, str(targets), web_config),
+                   env=dict(stack.env, PYTHONPATH=os.path.join(ROOT, "exporters")))
+    try:
+        url, login = settings.url("innodb_exporter"), stack._exporter_auth()
+
+        def get(path: str, headers=None) -> tuple[int, str]:
+            request = urllib.request.Request(url + path, headers=headers or {})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    return response.status, response.read().decode()
+            except urllib.error.HTTPError as exc:
+                return exc.code, exc.read().decode()
+
+        wait_for(lambda: get("/-/healthy", login)[0] == 200, 30, what=f"the exporter (log {exporter.log_path})")
+        assert get("/api/captures")[0] == 401
+        request = urllib.request.Request(url + "/capture", data=webhook(fresh_db.address), method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 401
+        stack._start_alertmanager()
+        am = settings.url("alertmanager")
+        wait_for(lambda: urllib.request.urlopen(am + "/-/ready", timeout=2).status == 200, 30, what="alertmanager")
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        alert = [{"labels": {"alertname": "InnoDBHistoryListGrowing", "severity": "warning", "job": "innodb",
+                             "instance": fresh_db.address}, "startsAt": now}]
+        urllib.request.urlopen(urllib.request.Request(am + "/api/v2/alerts", json.dumps(alert).encode(),
+                                                      {"Content-Type": "application/json"}), timeout=5).read()
+        wait_for(lambda: json.loads(get("/api/captures", login)[1])["captures"], 90,
+                 what=f"Alertmanager's webhook to capture (logs {exporter.log_path}, {alertmanager.log_path})")
+        [capture] = json.loads(get("/api/captures", login)[1])["captures"]
+        assert capture["alerts"][0]["labels"]["alertname"] == "InnoDBHistoryListGrowing"
+        with open(stack.web_password_file) as f:
+            password = f.read().strip()
+        pid = alertmanager.pid()
+        for what in ("cmdline", "environ"):
+            with open(f"/proc/{pid}/{what}", "rb") as f:
+                assert password.encode() not in f.read(), what
+    finally:
+        alertmanager.stop(timeout=10)
+        exporter.stop(timeout=10)

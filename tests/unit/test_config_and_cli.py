@@ -129,9 +129,10 @@ def test_probe_reaches_only_the_servers_the_configuration_names(tmp_path):
     cnf.write_text("[client]\nuser=u\nhost=db1.example\n[client.replicas]\nuser=r\nhost=10.0.0.7\nport=3307\n")
     cfg, problems = load([f"--config.my-cnf={cnf}"])
     assert problems == []
-    for allowed in ("db1.example", "DB1.example.:3306", "10.0.0.7:3307"):
+    for allowed in ("db1.example", "DB1.example.:3306"):
         config.probe_connection(cfg, allowed, None)
-    for refused in ("evil.example:3306", "db1.example:3307", "10.0.0.8:3307", "127.0.0.1:3306"):
+    config.probe_connection(cfg, "10.0.0.7:3307", "client.replicas")
+    for refused in ("evil.example:3306", "db1.example:3307", "10.0.0.8:3307", "127.0.0.1:3306", "10.0.0.7:3307"):
         with pytest.raises(config.NotAllowed):
             config.probe_connection(cfg, refused, None)
     targets = tmp_path / "mysql.yml"
@@ -148,6 +149,45 @@ def test_probe_reaches_only_the_servers_the_configuration_names(tmp_path):
     config.probe_connection(cfg, "db8.example:3306", None)
     with pytest.raises(config.NotAllowed):
         config.probe_connection(cfg, "db7.example:3306", None)
+
+
+def test_each_sections_credentials_go_only_to_the_servers_it_names(tmp_path):
+    """A host named only in [client.evil] was allowed for /probe without auth_module, and the exporter logged
+    in there with [client]'s credentials."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser=monitor\npassword=Client-Secret\nhost=db1.example\n"
+                   "[client.evil]\nuser=evil\npassword=Evil-Secret\nhost=evil.example\n"
+                   "[client.servers]\nuser=fleet\npassword=Fleet-Secret\n")
+    cfg, problems = load([f"--config.my-cnf={cnf}"])
+    assert problems == []
+    # Without auth_module a probe is [client]'s, as in mysqld_exporter: never to the server of [client.evil].
+    with pytest.raises(config.NotAllowed, match=r"server of \[client.evil\]: probe it with auth_module=client.evil"):
+        config.probe_connection(cfg, "evil.example:3306", None)
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "evil.example", "client")
+    settings = config.probe_connection(cfg, "evil.example", "client.evil")
+    assert (settings.user, settings.password, settings.host) == ("evil", "Evil-Secret", "evil.example")
+    # [client.evil]'s credentials go nowhere else; a section that names no server takes [client]'s servers.
+    with pytest.raises(config.NotAllowed, match="auth_module=client.evil: that section's credentials go only"):
+        config.probe_connection(cfg, "db1.example", "client.evil")
+    assert config.probe_connection(cfg, "db1.example", "client.servers").user == "fleet"
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "evil.example", "client.servers")
+    assert config.probe_connection(cfg, "db1.example", None).password == "Client-Secret"
+    # Servers the operator lists take [client]'s and those of sections without a server; a section with
+    # one still goes only there, and only when it is listed.
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--probe.allow=db2.example", "--probe.allow=evil.example"])
+    assert config.probe_connection(cfg, "db2.example", None).user == "monitor"
+    assert config.probe_connection(cfg, "db2.example", "client.servers").user == "fleet"
+    assert config.probe_connection(cfg, "evil.example", "client.evil").user == "evil"
+    for section in ("client.evil", "client.servers"):
+        with pytest.raises(config.NotAllowed):
+            config.probe_connection(cfg, "db2.example" if section == "client.evil" else "evil.example", section)
+    with pytest.raises(config.NotAllowed, match="probe it with auth_module=client.evil"):
+        config.probe_connection(cfg, "evil.example", None)  # listed, but still [client.evil]'s own
+    cfg, _ = load([f"--config.my-cnf={cnf}", "--probe.allow=db2.example"])
+    with pytest.raises(config.NotAllowed):
+        config.probe_connection(cfg, "evil.example", "client.evil")
 
 
 def test_socket_address():

@@ -3,9 +3,15 @@ without TLS every route is refused before the password leaves, and with TLS it t
 
 from __future__ import annotations
 
-import pytest
+import io
 
+import pytest
+from prometheus_client.registry import CollectorRegistry
+
+from innodb_exporter import cli, config
+from innodb_exporter.app import make_app
 from innodb_exporter.scraping.connection import AuthRefused, ConnectionSettings, describe
+from innodb_exporter.scraping.targets import Targets
 from support.fake_mysql import FakeServer
 
 SECRET = "Pw-Leak-Canary-7731"
@@ -76,3 +82,29 @@ def test_without_the_rsa_library_the_refusal_is_the_same(fake, monkeypatch):
     with pytest.raises(AuthRefused, match="RSA key it sent itself"):
         connect(fake)
     assert not fake.saw(SECRET)
+
+
+@pytest.mark.parametrize("fake", [("clear",)], indirect=True, ids=["clear"])
+def test_a_server_named_only_by_its_own_section_gets_no_other_sections_credentials(fake, tmp_path):
+    """A host named only in [client.evil] was allowed for /probe without auth_module, and the exporter logged
+    in there as [client]'s user: here the host is a server that records what arrives."""
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text(f"[client]\nuser=Client-User-Canary\npassword={SECRET}\nhost=db1.invalid\n"
+                   f"[client.evil]\nuser=evil-user\npassword=evil-pw\nhost=127.0.0.1\nport={fake.port}\n")
+    args = cli.server_parser().parse_args([f"--config.my-cnf={cnf}"])
+    args.disabled_sources = set()
+    cfg, problems = config.load(args, {})
+    assert problems == []
+    app = make_app(cfg, Targets(cfg.connection, cfg.options, cfg.limits), CollectorRegistry())
+
+    def probe(query: str) -> str:
+        environ = {"PATH_INFO": "/probe", "QUERY_STRING": query, "REQUEST_METHOD": "GET", "wsgi.input": io.BytesIO()}
+        answer: dict = {}
+        b"".join(app(environ, lambda status, headers: answer.update(status=status)))
+        return answer["status"]
+
+    assert probe(f"target={fake.address}").startswith("403")
+    assert probe(f"target={fake.address}&auth_module=client").startswith("403")
+    assert fake.received == []  # not even a connection
+    assert probe(f"target={fake.address}&auth_module=client.evil").startswith("200")
+    assert fake.saw("evil-user") and not fake.saw("Client-User-Canary") and not fake.saw(SECRET)

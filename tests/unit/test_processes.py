@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -90,3 +91,25 @@ def test_a_log_tail_is_its_last_lines(tmp_path):
     process.start(["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do echo line $i; done; exit 3"])
     wait_for(lambda: process.pid() is None, 10, what="the shell to exit")
     assert process.log_tail(3) == "line 10\nline 11\nline 12"
+
+
+def test_a_log_kept_within_its_size_rotates_at_whole_lines_and_ends_with_its_process(tmp_path):
+    """The native stack's logs grew without bound: the exporter's took 230 MB in one webhook flood."""
+    log = tmp_path / "logs" / "chatty.log"
+    process = Process(str(tmp_path / "run" / "chatty.pid"), str(log), log_max_bytes=50_000)
+    process.start([sys.executable, "-c", "for i in range(100_000): print(f'line {i:06d} ' + 'x' * 40)"])
+    wait_for(lambda: process.pid() is None, 60, what="the process to end")
+    wait_for(lambda: log.read_bytes().endswith(b"line 099999 " + b"x" * 40 + b"\n"), 60, what="its last line")
+    rotated = pathlib.Path(f"{log}.1")
+    assert log.stat().st_size <= 50_000 and rotated.stat().st_size <= 50_000
+    numbers = [int(line.split()[1]) for line in (rotated.read_text() + log.read_text()).splitlines()]
+    assert numbers == list(range(numbers[0], 100_000))  # whole lines, none lost across the rotation
+    assert process.log_tail(3).splitlines()[-1].startswith("line 099999")
+
+
+def test_every_service_of_the_native_stack_keeps_its_log_within_a_size(tmp_path):
+    settings = Settings(root=str(tmp_path))
+    stack = Stack(settings)
+    assert {name: p.log_max_bytes for name, p in stack.services.items()} == dict.fromkeys(stack.services,
+                                                                                         settings.log_max_bytes)
+    assert all(p.log_path.startswith(settings.path("logs")) for p in stack.services.values())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -10,12 +11,13 @@ import socket
 import subprocess
 import sys
 
+import bcrypt
 import pytest
 import yaml
 
 from innodb_exporter import config as exporter_config
 from innodb_exporter.scraping.addresses import Address
-from stack.native import Stack, exporter_cnf, go_ini_quoted, mysys_quoted
+from stack.native import Stack, child_environment, exporter_cnf, go_ini_quoted, mysys_quoted
 from stack.settings import DEFAULT_PORTS, Settings, StackError
 from stack.servers import EXPORTER_GRANTS, MARIADB_EXPORTER_GRANTS
 from support.golden import TESTS
@@ -390,7 +392,7 @@ def test_help_and_readme_name_every_native_setting():
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
     settings = ["STACK_BIND", "STACK_PORT_<SERVICE>", "STACK_SYSBENCH_RATE", "STACK_SERVER", "STACK_STORE",
-                "MYSQL_ADDRESS", "MYSQL_EXPORTER_USER", "MYSQLD_EXPORTER_PASSWORD"]
+                "STACK_WEB_CONFIG", "MYSQL_ADDRESS", "MYSQL_EXPORTER_USER", "MYSQLD_EXPORTER_PASSWORD"]
     services = [name.upper() for name in DEFAULT_PORTS if name != "replay_prometheus"]
     for text in (out.stdout, readme):
         assert all(name in text for name in settings + services)
@@ -408,3 +410,86 @@ def test_your_server_without_an_exporter_password_is_refused(own_server_stack):
     with pytest.raises(StackError, match="^MYSQL_ADDRESS=db.example:3306: set MYSQLD_EXPORTER_PASSWORD"):
         stack.up()
     assert stack.running() == []
+
+
+# --- the innodb exporter's web config: the stack's own user for Prometheus and Alertmanager ------------
+
+@pytest.fixture
+def web_stack(tmp_path):
+    """A native stack given a web config with one user of the operator's."""
+    web = tmp_path / "web.yml"
+    operator_hash = bcrypt.hashpw(b"operator-pw", bcrypt.gensalt(4)).decode()
+    web.write_text(f"basic_auth_users:\n  prometheus: {operator_hash}\n"
+                   "http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n")
+    return Stack(Settings(root=str(tmp_path / ".stack"), web_config=str(web)))
+
+
+def test_with_users_in_the_web_config_prometheus_and_alertmanager_log_in_from_a_password_file(web_stack, promtool):
+    """The webhook could require authentication, but the stack gave Alertmanager no credentials for it."""
+    amtool = shutil.which("amtool")
+    web, password_file = web_stack.exporter_web_config()
+    web_stack.web_password_file = password_file
+    assert os.path.dirname(password_file) == web_stack.s.path("secrets")
+    assert os.stat(password_file).st_mode & 0o777 == 0o600 and os.stat(web).st_mode & 0o777 == 0o600
+    with open(password_file) as f:
+        password = f.read()
+    with open(web) as f:
+        users = yaml.safe_load(f)["basic_auth_users"]
+    assert set(users) == {"prometheus", "innodb-stack"}  # the operator's user stays
+    assert bcrypt.checkpw(password.encode(), users["innodb-stack"].encode())
+    login = {"basic_auth": {"username": "innodb-stack", "password_file": password_file}}
+
+    with open(web_stack.alertmanager_config()) as f:
+        text = f.read()
+    [hook] = [h for r in yaml.safe_load(text)["receivers"] for h in r.get("webhook_configs", [])]
+    assert hook["url"].endswith("/capture") and hook["http_config"] == login
+    out = subprocess.run([amtool, "check-config", web_stack.s.path("alertmanager", "alertmanager.yml")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+    config_dir = web_stack.prometheus_dir()
+    with open(os.path.join(config_dir, "prometheus.yml")) as f:
+        jobs = {job["job_name"]: job for job in yaml.safe_load(f)["scrape_configs"]}
+    assert jobs["innodb"]["basic_auth"] == login["basic_auth"] and "basic_auth" not in jobs["mysqld"]
+    out = subprocess.run([promtool, "check", "config", os.path.join(config_dir, "prometheus.yml")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+    command = web_stack.exporter_command("exporter.cnf", "targets.yml", web)
+    assert f"--web.config.file={web}" in command
+    everything = text + " ".join(command) + json.dumps(child_environment({**os.environ}))
+    assert password not in everything
+
+
+def test_without_users_or_without_a_web_config_nothing_logs_in(tmp_path):
+    plain = tmp_path / "plain.yml"
+    plain.write_text("http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n")
+    for stack, flags in ((Stack(Settings(root=str(tmp_path / "a"), web_config=str(plain))), [f"--web.config.file={plain}"]),
+                         (Stack(Settings(root=str(tmp_path / "b"))), [])):
+        web, password_file = stack.exporter_web_config()
+        assert password_file is None and web == stack.s.web_config
+        with open(stack.alertmanager_config()) as f:
+            assert "http_config" not in f.read()
+        assert [a for a in stack.exporter_command("c", "t", web) if a.startswith("--web.config.file")] == flags
+
+
+@pytest.mark.parametrize("text,says", [
+    ("tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n", "tls_server_config is not supported"),
+    ("basic_auth_users:\n  innodb-stack: x\n", "innodb-stack is the stack's own"),
+    ("- a list\n", "not a web configuration"),
+])
+def test_a_web_config_the_stack_cannot_serve_is_refused_before_anything_starts(tmp_path, text, says):
+    web = tmp_path / "web.yml"
+    web.write_text(text)
+    with pytest.raises(StackError, match=says):
+        Stack(Settings(root=str(tmp_path / ".stack"), web_config=str(web))).exporter_web_config()
+    assert not os.path.exists(tmp_path / ".stack" / "secrets")
+
+
+def test_stack_web_config_is_read_from_the_environment_and_must_exist(tmp_path):
+    web = tmp_path / "web.yml"
+    web.write_text("{}\n")
+    assert Settings.from_environment({"STACK_WEB_CONFIG": str(web)}).web_config == str(web)
+    assert Settings.from_environment({"STACK_WEB_CONFIG": str(web)}).environment()["STACK_WEB_CONFIG"] == str(web)
+    with pytest.raises(StackError, match="no such file"):
+        Settings.from_environment({"STACK_WEB_CONFIG": str(tmp_path / "missing.yml")})

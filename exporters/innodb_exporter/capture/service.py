@@ -1,31 +1,31 @@
 """Evidence captured when a page fires: pt-stalk inside the exporter, driven by Alertmanager's webhook.
 
-``POST /capture`` takes Alertmanager's webhook (version 4). For each firing alert's ``instance`` that is a
-server this exporter already scrapes (its default server or a ``/probe`` target, with the credentials of
-that target), it takes ``snapshots`` snapshots ``interval`` seconds apart of the raw texts the metrics
-cannot keep: SHOW ENGINE INNODB STATUS, SHOW ENGINE INNODB MUTEX, INNODB_TRX, the processlist and the
-performance_schema latch summary, with the time and the alerts that triggered it, into a store on disk.
-An address the webhook names on its own is never connected to.
+``POST /capture`` takes Alertmanager's webhook (version 4, webhook.py). For each server of the firing
+alerts' ``instance`` labels that this exporter already scrapes (its default server or a ``/probe``
+target, with the credentials of that target), it takes ``snapshots`` snapshots ``interval`` seconds apart
+of the raw texts the metrics cannot keep (snapshots.py), with the time and the alerts that triggered it,
+into a store on disk (store.py). An address the webhook names on its own is never connected to.
 
-Bounds: one capture per instance per ``cooldown``; alerts that arrive during it are captured together when
-it ends (Alertmanager does not send them again, and a page should not go without its evidence); a capture
-never runs past its ``deadline`` and uses the target's own connection (one per server, shared with its
-scrapes, held only while a snapshot's queries run); the store never holds more than ``max_bytes``, the
-oldest captures dropped first. Statements and row values are reduced to a digest and a length (redact.py)
-unless ``query_text`` is on.
+What a webhook can cost is bounded by what it can cause. Reading one is bounded (webhook.py: its size,
+one at a time); an alert about a server this exporter does not scrape costs a counter and, for the
+first few, an example in the answer, and a request that has any makes one log line, rate-limited with
+every other line a request can cause (loglimit.py). Nothing a webhook does takes a lock a scrape takes:
+the scraped servers are read from ``Targets.all()``'s lock-free copy, and the dashboards' marks
+(``families``) from a mapping replaced whole, never under this service's lock.
 
-Layout: ``<directory>/<id>/capture.json`` (what, when, why, files, errors) and one file per source and
-snapshot (``1-engine-innodb-status.txt``, ``1-innodb-trx.tsv``, …). A capture being written lives in
-``<id>.partial`` and is renamed when done, so listings show only complete ones.
+What a capture can cost: one per server per ``cooldown``; alerts that arrive during it are captured
+together when it ends (Alertmanager does not send them again, and a page should not go without its
+evidence), at most MAX_DEFERRED of them; a capture never runs past its ``deadline`` and uses the
+target's own connection (one per server, shared with its scrapes, held only while a snapshot's queries
+run); the store never holds more than ``max_bytes``. Statements and row values are reduced to a digest
+and a length (redact.py) unless ``query_text`` is on.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-import shutil
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -35,14 +35,13 @@ from ..metrics.families import Family
 from ..scraping import addresses
 from ..scraping.connection import describe
 from ..scraping.targets import Targets
-from ..sources.perf_schema_latches import LATCH_INSTRUMENTS
-from .redact import digest, redact_status
+from . import webhook
+from .loglimit import LogLimiter
+from .settings import CaptureSettings
+from .snapshots import READS, render
+from .store import MANIFEST, CaptureStore
 
 log = logging.getLogger("innodb_exporter")
-
-MANIFEST = "capture.json"
-ID_RE = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[A-Za-z0-9_.-]{1,120}$")  # a capture's id (its directory)
-FILE_RE = re.compile(r"^[0-9]{1,3}-[a-z-]{1,40}\.(txt|tsv)$")  # a snapshot's file
 
 CAPTURES = Family("innodb_exporter_captures_total", "counter", "",
                   "Evidence captures taken of this server since the exporter started (POST /capture).")
@@ -50,154 +49,10 @@ LAST_CAPTURE = Family("innodb_exporter_last_capture_timestamp_seconds", "gauge",
                       "When the last evidence capture of this server started (unix time); the dashboards mark it.")
 FAMILIES = (CAPTURES, LAST_CAPTURE)
 
-
-@dataclass(frozen=True)
-class CaptureSettings:
-    directory: str | None = None  # None: captures are off
-    snapshots: int = 3
-    interval: float = 10.0
-    deadline: float = 60.0
-    cooldown: float = 600.0
-    max_bytes: int = 200 * 1024 * 1024
-    query_text: bool = False
-
-
-class CaptureError(Exception):
-    """A webhook that cannot be read (HTTP 400)."""
-
-
-# --- what a snapshot reads ------------------------------------------------------------------------
-
-def _tsv(header: tuple[str, ...], rows) -> str:
-    def cell(value) -> str:
-        if isinstance(value, bytes):
-            value = value.decode("utf-8", "replace")
-        return "" if value is None else str(value).replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
-
-    return "\n".join(["\t".join(header)] + ["\t".join(cell(v) for v in row) for row in rows]) + "\n"
-
-
-def _with_digest(rows, column: int, keep_text: bool):
-    """Rows with the statement in ``column`` reduced to its digest (unless kept)."""
-    if keep_text:
-        return rows
-    return [tuple(digest(v) if i == column and v else v for i, v in enumerate(row)) for row in rows]
-
-
-@dataclass(frozen=True)
-class _Read:
-    name: str  # the file it is kept in (after the snapshot number)
-    sql: str
-    header: tuple[str, ...] = ()
-    statement_column: int | None = None  # the column holding statement text
-    needs_performance_schema: bool = False
-
-
-READS = (
-    _Read("engine-innodb-status.txt", "SHOW ENGINE INNODB STATUS"),
-    _Read("engine-innodb-mutex.tsv", "SHOW ENGINE INNODB MUTEX", ("type", "name", "status")),
-    _Read("innodb-trx.tsv",
-          "SELECT trx_id, trx_state, trx_started, TIMESTAMPDIFF(SECOND, trx_started, NOW()), trx_mysql_thread_id,"
-          " trx_operation_state, trx_tables_locked, trx_lock_structs, trx_rows_locked, trx_rows_modified,"
-          " trx_isolation_level, trx_query FROM information_schema.INNODB_TRX ORDER BY trx_started",
-          ("trx_id", "state", "started", "age_seconds", "thread_id", "operation_state", "tables_locked",
-           "lock_structs", "rows_locked", "rows_modified", "isolation_level", "query"), 11),
-    _Read("processlist.tsv",
-          "SELECT ID, USER, HOST, DB, COMMAND, TIME, STATE, INFO FROM information_schema.PROCESSLIST"
-          " ORDER BY TIME DESC",
-          ("id", "user", "host", "db", "command", "time", "state", "info"), 7),
-    _Read("latches.tsv",
-          "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT FROM performance_schema.events_waits_summary_global_by_event_name"
-          f" WHERE EVENT_NAME LIKE '{LATCH_INSTRUMENTS}' AND COUNT_STAR > 0 ORDER BY SUM_TIMER_WAIT DESC",
-          ("event_name", "count_star", "sum_timer_wait_ps"), needs_performance_schema=True),
-)
-
-
-def _format(read: _Read, rows, keep_text: bool) -> str:
-    if read.name.endswith(".txt"):  # the status text: one row, its third column
-        text = rows[0][2] if rows else ""
-        text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-        return text if keep_text else redact_status(text)
-    if read.statement_column is not None:
-        rows = _with_digest(rows, read.statement_column, keep_text)
-    return _tsv(read.header, rows)
-
-
-# --- the store ------------------------------------------------------------------------------------
-
-class CaptureStore:
-    """Captures on disk within a byte budget; the oldest complete ones go first."""
-
-    def __init__(self, directory: str, max_bytes: int):
-        self.directory = directory
-        self.max_bytes = max_bytes
-        self._mu = threading.Lock()
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        for name in os.listdir(directory):  # a capture cut short by a restart is not evidence
-            if name.endswith(".partial"):
-                shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
-
-    def _size(self, path: str) -> int:
-        return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(path) for f in files)
-
-    def used(self) -> int:
-        return self._size(self.directory)
-
-    def start(self, capture_id: str) -> str:
-        path = os.path.join(self.directory, capture_id + ".partial")
-        os.makedirs(path, mode=0o700)
-        return path
-
-    def write(self, partial: str, name: str, data: bytes) -> bool:
-        """Write one file, evicting the oldest captures to make room; False when it cannot fit at all."""
-        with self._mu:
-            while self.used() + len(data) > self.max_bytes:
-                if not self._evict_oldest():
-                    return False
-            with open(os.path.join(partial, name), "wb") as f:
-                f.write(data)
-            return True
-
-    def finish(self, partial: str) -> str:
-        final = partial[: -len(".partial")]
-        os.rename(partial, final)
-        return os.path.basename(final)
-
-    def _evict_oldest(self) -> bool:
-        complete = sorted(n for n in os.listdir(self.directory) if ID_RE.match(n))
-        if not complete:
-            return False
-        shutil.rmtree(os.path.join(self.directory, complete[0]), ignore_errors=True)
-        log.info("capture store over its budget: dropped the oldest capture %s", complete[0])
-        return True
-
-    def list(self) -> list[dict]:
-        out = []
-        for name in sorted(os.listdir(self.directory), reverse=True):
-            if not ID_RE.match(name):
-                continue
-            try:
-                with open(os.path.join(self.directory, name, MANIFEST), encoding="utf-8") as f:
-                    out.append(json.load(f))
-            except (OSError, ValueError):
-                continue
-        return out
-
-    def file(self, capture_id: str, name: str) -> bytes | None:
-        """A file of a complete capture, by names checked against the store's own (no path from outside)."""
-        if not ID_RE.match(capture_id) or not (FILE_RE.match(name) or name == MANIFEST):
-            return None
-        path = os.path.join(self.directory, capture_id, name)
-        try:
-            with open(path, "rb") as f:
-                return f.read()
-        except OSError:
-            return None
-
-
-# --- the service ----------------------------------------------------------------------------------
-
 MAX_DEFERRED = 100  # alerts kept for the capture at the end of a cooldown (Alertmanager sends 20 at most)
+REFUSED_EXAMPLES = 5  # instances named in the answer and the log line when the exporter does not scrape them
+NOT_SCRAPED = ("not a server this exporter scrapes: it captures only its default server and the targets "
+               "Prometheus probes through it")
 
 
 @dataclass
@@ -212,44 +67,62 @@ class _History:
 class WebhookAnswer:
     started: list[dict] = field(default_factory=list)  # {"instance", "id"}
     cooling_down: list[dict] = field(default_factory=list)  # {"instance", "until"}: captured then
-    refused: list[dict] = field(default_factory=list)  # {"instance", "reason"}
+    refused: list[dict] = field(default_factory=list)  # {"instance", "reason"}: the first REFUSED_EXAMPLES
+    refused_alerts: int = 0  # every firing alert refused
 
     def to_json(self) -> dict:
         return asdict(self)
 
 
 class CaptureService:
-    def __init__(self, settings: CaptureSettings, targets: "Targets"):
+    def __init__(self, settings: CaptureSettings, targets: Targets):
         self.settings = settings
         self.targets = targets
         self.store = CaptureStore(settings.directory, settings.max_bytes) if settings.directory else None
-        self._history: dict[str, _History] = {}
-        self._mu = threading.Lock()
+        self.admission = webhook.Admission()
+        self.logs = LogLimiter()
+        self._history: dict[str, _History] = {}  # by server address; under _mu
+        self._marks: dict[str, tuple[int, float]] = {}  # address -> (captures, last start): replaced, never changed
+        self._mu = threading.Lock()  # this service's own: no scrape takes it
 
     @property
     def enabled(self) -> bool:
         return self.store is not None
 
     def webhook(self, body: bytes) -> WebhookAnswer:
-        """Start a capture for each instance of the firing alerts that may have one."""
-        alerts = _firing_alerts(body)
-        by_instance: dict[str, list[dict]] = {}
+        """Start a capture for each scraped server of the firing alerts; raises webhook.CaptureError (and
+        its TooLarge and Busy), each logged at most once a minute."""
+        try:
+            with self.admission:
+                return self._read(webhook.firing_alerts(body))
+        except webhook.CaptureError as exc:
+            self.logs.log(exc.cause, logging.WARNING, "capture webhook answered %s: %s", exc.status, exc)
+            raise
+
+    def _read(self, alerts: list[dict]) -> WebhookAnswer:
         answer = WebhookAnswer()
+        scraped = {t.settings.address: t for t in reversed(self.targets.all())}  # the default target wins
+        groups: dict[str, tuple[object, str, list[dict]]] = {}  # address -> (target, instance, alerts)
+        examples: set[str] = set()
         for alert in alerts:
-            instance = alert["labels"].get("instance", "")
-            by_instance.setdefault(instance, []).append(alert)
-        for instance, group in by_instance.items():
-            target = self._target(instance)
+            instance = webhook.label(alert, "instance")
+            target = _scraped(instance, scraped)
             if target is None:
-                reason = ("not a server this exporter scrapes: it captures only its default server and the "
-                          "targets Prometheus probes through it")
-                answer.refused.append({"instance": instance, "reason": reason})
-                log.warning("capture refused for %r: %s", instance, reason)
+                answer.refused_alerts += 1
+                if len(examples) < REFUSED_EXAMPLES and instance not in examples:
+                    examples.add(instance)
+                    answer.refused.append({"instance": instance, "reason": NOT_SCRAPED})
                 continue
+            groups.setdefault(target.settings.address, (target, instance, []))[2].append(alert)
+        if answer.refused_alerts:
+            self.logs.log("not scraped", logging.WARNING, "capture refused for %d alerts of a webhook (%s): %s",
+                          answer.refused_alerts, ", ".join(repr(r["instance"][:100]) for r in answer.refused),
+                          NOT_SCRAPED)
+        for address, (target, instance, group) in groups.items():
             with self._mu:
-                until = self._cooling_until(target.settings.address)
+                until = self._cooling_until(address)
                 if until is not None:
-                    self._defer(target.settings.address, instance, group, until)
+                    self._defer(address, instance, group, until)
                     answer.cooling_down.append({"instance": instance, "until": _iso(until)})
                     continue
                 capture_id = self._start(target, instance, group)
@@ -271,6 +144,7 @@ class CaptureService:
         history = self._history.setdefault(key, _History())
         history.running, history.last_started = True, now
         history.count += 1
+        self._marks = {**self._marks, key: (history.count, now)}
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
         capture_id = f"{stamp}-{_slug(key)}"
         threading.Thread(target=self._capture, args=(target, instance, alerts, capture_id, now), daemon=True,
@@ -288,7 +162,7 @@ class CaptureService:
 
     def _deferred(self, key: str, instance: str) -> None:
         """The cooldown is over: capture for the alerts that came during it, if the server is still scraped."""
-        target = self._target(instance)
+        target = _scraped(instance, {t.settings.address: t for t in reversed(self.targets.all())})
         with self._mu:
             history = self._history[key]
             alerts, history.deferred = history.deferred, []
@@ -301,16 +175,6 @@ class CaptureService:
                 return
             capture_id = self._start(target, instance, alerts)
         log.info("capture %s started at the end of the cooldown, for alerts that came during it", capture_id)
-
-    def _target(self, instance: str):
-        try:
-            wanted = str(addresses.parse(instance))
-        except addresses.AddressError:
-            return None
-        for target in self.targets.all():
-            if target.settings.address == wanted:
-                return target
-        return None
 
     def _capture(self, target, instance: str, alerts: list[dict], capture_id: str, started: float) -> None:
         try:
@@ -326,7 +190,7 @@ class CaptureService:
         deadline = time.monotonic() + settings.deadline
         partial = self.store.start(capture_id)
         manifest = {"id": capture_id, "instance": instance, "server": target.settings.address,
-                    "started": _iso(started), "alerts": [_alert_summary(a) for a in alerts],
+                    "started": _iso(started), "alerts": [webhook.summary(a) for a in alerts],
                     "query_text": settings.query_text, "snapshots": [], "errors": [], "truncated": False}
         try:
             for number in range(1, settings.snapshots + 1):
@@ -346,9 +210,9 @@ class CaptureService:
             if self.store.write(partial, MANIFEST, json.dumps(manifest, indent=1).encode()):
                 log.info("captured %s: %d snapshots of %s for %s", self.store.finish(partial),
                          len(manifest["snapshots"]), instance,
-                         ", ".join(sorted({a["labels"].get("alertname", "?") for a in alerts})))
+                         ", ".join(sorted({a["labels"].get("alertname", "?") for a in manifest["alerts"]})))
             else:  # not even its description fits the budget: keep nothing half-described
-                shutil.rmtree(partial, ignore_errors=True)
+                self.store.discard(partial)
                 log.warning("capture %s dropped: the store's budget (%d bytes) cannot hold it", capture_id,
                             self.settings.max_bytes)
 
@@ -368,7 +232,7 @@ class CaptureService:
                         break
                     continue
                 name = f"{number}-{read.name}"
-                if not self.store.write(partial, name, _format(read, rows, self.settings.query_text).encode()):
+                if not self.store.write(partial, name, render(read, rows, self.settings.query_text).encode()):
                     manifest["errors"].append(f"snapshot {number}, {read.name}: larger than the store's budget")
                     manifest["truncated"] = True
                     break
@@ -376,43 +240,21 @@ class CaptureService:
         return files
 
     def families(self, address: str) -> list:
-        """This server's capture count and the time of its last capture (for the dashboards' marks)."""
-        with self._mu:
-            history = self._history.get(address)
-        if history is None or history.last_started is None:
+        """This server's capture count and the time of its last capture (for the dashboards' marks); a
+        scrape calls it, so it reads the marks without a lock."""
+        mark = self._marks.get(address)
+        if mark is None:
             return []
-        return [CAPTURES.build([((), float(history.count))]), LAST_CAPTURE.build([((), history.last_started)])]
+        count, last_started = mark
+        return [CAPTURES.build([((), float(count))]), LAST_CAPTURE.build([((), last_started)])]
 
 
-def _firing_alerts(body: bytes) -> list[dict]:
+def _scraped(instance: str, scraped: dict):
+    """The target of a server this exporter scrapes that ``instance`` names, in any spelling; else None."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nesting past the stack
-        raise CaptureError(f"the body is not JSON: {type(exc).__name__}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("alerts"), list):
-        raise CaptureError("not an Alertmanager webhook: no 'alerts' list")
-    alerts = []
-    for alert in data["alerts"]:
-        if not isinstance(alert, dict) or not isinstance(alert.get("labels"), dict):
-            raise CaptureError("an alert without a 'labels' mapping")
-        if alert.get("status", data.get("status")) == "firing":
-            # Alertmanager's label values are strings; any other value is kept as its JSON text, so that an
-            # instance of 3306 or ["x"] is refused as no server this exporter scrapes, and a name sorts.
-            labels = {str(k): v if isinstance(v, str) else _as_text(v) for k, v in alert["labels"].items()}
-            alerts.append({**alert, "labels": labels})
-    return alerts
-
-
-def _as_text(value) -> str:
-    try:
-        return json.dumps(value)[:200]
-    except (ValueError, RecursionError):  # nested as deep as the parser allowed
-        return "?"
-
-
-def _alert_summary(alert: dict) -> dict:
-    labels = {str(k): str(v)[:200] for k, v in list(alert["labels"].items())[:30]}
-    return {"labels": labels, "startsAt": str(alert.get("startsAt", ""))[:40]}
+        return scraped.get(str(addresses.parse(instance)))
+    except addresses.AddressError:
+        return None
 
 
 def _slug(address: str) -> str:

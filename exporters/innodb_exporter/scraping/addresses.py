@@ -7,6 +7,10 @@ each spelling keeps a connection of its own, and a caller exhausts the server's 
 The allow-list matches canonical addresses lexically: a host name allows that name (any case, with or
 without the trailing dot), never the addresses it resolves to; an IP address or a CIDR range allows IP
 addresses. No DNS lookup decides what is allowed.
+
+It also says whose credentials may go where: a my.cnf section that names a server of its own (a
+``[client.NAME]`` with ``host=`` or ``socket=``) lends its credentials to that server only, and that
+server is no server for the others' (``[client]``'s, which a probe without ``auth_module`` uses).
 """
 
 from __future__ import annotations
@@ -136,16 +140,40 @@ class Rule:
 
 
 class Allowlist:
-    """Where ``/probe`` may connect: rules from flags, plus targets read from Prometheus file_sd files."""
+    """Where ``/probe`` may connect, and with which my.cnf section's credentials.
 
-    def __init__(self, rules: list[Rule], target_files: tuple[str, ...] = ()):
+    ``rules`` (and the targets of ``target_files``, Prometheus file_sd files) are the servers for the
+    credentials of ``[client]`` and of every section that names no server of its own. ``sections`` maps
+    each section that names one to it: that section's credentials go there and nowhere else (with
+    ``explicit`` rules, --probe.allow or --probe.targets-file, only when they list it), and no other
+    section's go there, unless it is ``client``'s own server (the server of /metrics) too.
+    """
+
+    def __init__(self, rules: list[Rule], target_files: tuple[str, ...] = (),
+                 sections: dict[str, Address] | None = None, explicit: bool = True, client: Address | None = None):
         self.rules = rules
         self.target_files = target_files
+        self.sections = dict(sections or {})
+        self.explicit = explicit
+        self.client = client
         self._file_rules: dict[str, list[Rule]] = {}  # path -> the rules of its last good reading
         self._stamps: dict[str, float | None] = {}
         self._mu = threading.Lock()  # concurrent probes: one reads a changed file, the others wait for it
 
-    def allows(self, address: Address) -> bool:
+    def allows(self, address: Address, section: str | None = None) -> bool:
+        """Whether ``/probe`` may connect to ``address`` with the credentials of ``section`` (None: [client])."""
+        own = self.sections.get(section) if section else None
+        if own is not None:
+            return own == address and (not self.explicit or self._listed(address))
+        if address != self.client and self.named_by(address):
+            return False  # a server that another section keeps for its own credentials
+        return self._listed(address)
+
+    def named_by(self, address: Address) -> list[str]:
+        """The sections that name ``address`` as their own server."""
+        return sorted(name for name, own in self.sections.items() if own == address)
+
+    def _listed(self, address: Address) -> bool:
         with self._mu:
             self._reload()
             rules = [self.rules, *self._file_rules.values()]

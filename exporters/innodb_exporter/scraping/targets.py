@@ -5,6 +5,9 @@ address shares one connection. The bounds hold whatever callers ask: at most ``m
 targets in all and ``max_connections_per_server`` per address; a new target evicts the least recently
 scraped one that is not scraping, or is refused. A janitor closes connections nothing scraped for
 ``idle_timeout`` and forgets probed targets idle for twice that.
+
+``all()`` reads a copy replaced whole whenever a target comes or goes, without the lock: whatever asks
+for the list (the capture webhook, however many arrive) never waits on a probe that makes room.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Targets:
         self.default = Target(default, options) if default else None
         self._default_key = _key(default, None) if default else None
         self._probed: OrderedDict[tuple, Target] = OrderedDict()  # least recently used first
+        self._all: tuple[Target, ...] = (self.default,) if self.default else ()  # what all() reads
         self._mu = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
@@ -58,8 +62,15 @@ class Targets:
             if target is None:
                 self._make_room(settings.address)
                 target = Target(settings, self.options)
-            self._probed[key] = target
+                self._probed[key] = target
+                self._publish()
+            else:
+                self._probed[key] = target  # now the most recently used
         return target
+
+    def _publish(self) -> None:
+        """Replace all()'s copy (under the lock, after the targets changed)."""
+        self._all = ((self.default,) if self.default else ()) + tuple(self._probed.values())
 
     def _make_room(self, address: str) -> None:
         """Evict least recently used idle targets until a new one for ``address`` fits; else refuse."""
@@ -79,13 +90,14 @@ class Targets:
             target = self._probed[key]
             if not target.flight.busy:
                 del self._probed[key]
+                self._publish()
                 target.close()
                 return True
         return False
 
     def all(self) -> list[Target]:
-        with self._mu:
-            return ([self.default] if self.default else []) + list(self._probed.values())
+        """Every target: the default one first, then the probed ones. Takes no lock."""
+        return list(self._all)
 
     # --- the janitor ----------------------------------------------------------------------------
 
@@ -103,6 +115,8 @@ class Targets:
                          if not t.session.is_open and time.monotonic() - t.session.last_used > 2 * idle]
             for key in forgotten:
                 del self._probed[key]
+            if forgotten:
+                self._publish()
 
     def _sweep_forever(self, interval: float) -> None:
         while not self._stop.wait(interval):
