@@ -16,7 +16,7 @@ from innodb_bundle.terminal import printable
 from innodb_exporter import config
 from innodb_exporter.scraping.connection import ConnectionSettings
 
-from . import __version__, links
+from . import __version__, links, report
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
 from . import replay_prometheus
@@ -93,6 +93,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="dashboards/index.json naming the dashboards to link (default: the checkout's)")
     i.add_argument("--promtool-timeout", type=_positive, default=limits.PROMTOOL_TIMEOUT_S,
                    help=f"seconds one promtool run may take before it is killed (default {limits.PROMTOOL_TIMEOUT_S:g})")
+
+    t = sub.add_parser("report", help="one self-contained HTML file telling what happened in a bundle's window, or "
+                                      "in a window of a Prometheus (--prometheus)")
+    t.add_argument("bundle", nargs="?", help="the bundle (or --prometheus)")
+    t.add_argument("--prometheus", metavar="URL",
+                   help="read a live Prometheus instead of a bundle; user:password@ in it is sent as basic auth")
+    t.add_argument("--start", help="now-6h, unix seconds or 2026-11-21T06:40:00Z (a bundle: default its start)")
+    t.add_argument("--end", help="as --start (default now, or the bundle's end)")
+    t.add_argument("--out", required=True, help="the HTML file to write")
+    t.add_argument("--instance", action="append", metavar="HOST:PORT",
+                   help="report this server only (repeatable; default every server of the window, at most 20)")
+    t.add_argument("--rules", action="append", metavar="FILE",
+                   help="a rule file: its recording rules compute the classes a bundle lacks, its alerting rules the "
+                        "alerts where the source has no ALERTS (repeatable; default: alerts/rules/*.yml of the checkout)")
+    t.add_argument("--captures", metavar="URL",
+                   help="with --prometheus: the exporter whose evidence captures of the window go into the report "
+                        "(as export --captures)")
+    t.add_argument("--captures-password-file", metavar="FILE", help="the password for the --captures user")
+    t.add_argument("--attach", type=_positive, default=2.0, metavar="MIB",
+                   help="MiB of raw capture texts carried into the file; the rest stay in the bundle (default 2)")
+    t.add_argument("--promtool-timeout", type=_positive, default=limits.PROMTOOL_TIMEOUT_S,
+                   help=f"seconds one promtool run may take (default {limits.PROMTOOL_TIMEOUT_S:g})")
 
     s = sub.add_parser("stop", help="stop the replay Prometheus that import started")
     s.add_argument("--data-dir", default=os.path.join(DEFAULT_REPLAY_DIR, "data"))
@@ -197,9 +219,14 @@ def main(argv=None) -> int:
             return _record(args)
         elif args.command == "import":
             _import(args)
+        elif args.command == "report":
+            report.checkout()
+            from .report.build import run
+            return run(args)
         else:
             print("stopped" if replay_prometheus.stop(args.data_dir) else "no replay Prometheus was running")
-    except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError) as exc:
+    except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError,
+            report.ReportError) as exc:
         print(f"innodb-replay {args.command}: {printable(exc, 1000)}", file=sys.stderr)
         return 1
     except OSError as exc:  # a file or directory the command was given: its name, not a traceback

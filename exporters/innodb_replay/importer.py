@@ -277,13 +277,21 @@ def metric_names(prometheus_url: str) -> set[str]:
 
 def read_rules(rule_files: list[str]) -> list[dict]:
     """The recording rules of Prometheus rule files; ReplayImportError names a file that is not one."""
+    return [r for r in _rules(rule_files) if isinstance(r.get("record"), str) and isinstance(r.get("expr"), str)]
+
+
+def read_alerting_rules(rule_files: list[str]) -> list[dict]:
+    """The alerting rules of Prometheus rule files (``alert``, ``expr``, ``for``, ``labels``, ``annotations``)."""
+    return [r for r in _rules(rule_files) if isinstance(r.get("alert"), str) and isinstance(r.get("expr"), str)]
+
+
+def _rules(rule_files: list[str]) -> list[dict]:
     rules = []
     for path in rule_files:
         try:
             with open(path, encoding="utf-8") as f:
                 groups = yaml.safe_load(f)["groups"]
-            rules += [r for g in groups for r in g["rules"]
-                      if isinstance(r, dict) and isinstance(r.get("record"), str) and isinstance(r.get("expr"), str)]
+            rules += [r for g in groups for r in g["rules"] if isinstance(r, dict)]
         except OSError as exc:
             raise ReplayImportError(f"--rules {path}: {exc.strerror}") from None
         except (yaml.YAMLError, UnicodeDecodeError, KeyError, TypeError):
