@@ -62,9 +62,9 @@ class Day:
     def history(self, t: float) -> float:
         start, end = self.held
         if start <= t < end:
-            return 2_000 + 180 * (t - start)  # 180 undo logs a second that purge cannot remove
+            return 2_000 + 400 * (t - start)  # 400 undo log records a second that purge cannot remove
         if end <= t < end + 1800:  # purge catches up in half an hour
-            return 2_000 + 180 * (end - start) * (1 - (t - end) / 1800)
+            return 2_000 + 400 * (end - start) * (1 - (t - end) / 1800)
         return 2_000 + 500 * math.sin(t / 900)
 
     def age_ratio(self, t: float) -> float:
@@ -151,6 +151,9 @@ def build_bundle(path: str, hours: float, end_s: int, chunk_seconds: int = 150) 
                     full = {**labels, "job": row_job, "instance": INSTANCE}
                     series[series_key(name, full)] = [(t * 1000, _value(day, key, kind, t - start_s, totals, paces))
                                                       for t in times]
+            for job, step in (("innodb", 5), ("mysqld", 15), ("node", 15), ("prometheus", 15)):
+                series[series_key("up", {"job": job, "instance": INSTANCE})] = [
+                    (t * 1000, "1.0") for t in _times(low, high, step, low == start_s)]
             # The exporter's mark of the capture, from the capture on; the tuning loop's mark of the change.
             mark = [(t * 1000, _fmt(start_s + capture_at)) for t in _times(low, high, 5, low == start_s)
                     if t - start_s >= capture_at]
@@ -183,6 +186,9 @@ def _value(day: Day, key: tuple, kind: str, t: float, totals: dict, paces: dict)
     if job == "node" and name == "node_cpu_seconds_total":
         share = {"idle": 0.55, "user": 0.3, "system": 0.1, "iowait": 0.05}.get(dict(labels)["mode"], 0.0)
         return _fmt(_count(totals, key, share * 15, t))
+    if job == "node" and name.startswith("node_disk_"):  # 20 requests per scrape, 0.4 ms each, 2 % busy
+        per_scrape = {"node_disk_io_time_seconds_total": 0.3}.get(name, 0.008 if "time_seconds" in name else 20)
+        return _fmt(_count(totals, key, per_scrape, t))
     if kind == "counter":
         return _fmt(_count(totals, key, paces[key], t))
     return _fmt(round(paces[key] * 100 + 5 * math.sin(t / 300 + paces[key]), 3))
@@ -219,8 +225,11 @@ def _innodb(day: Day, name: str, labels: dict, t: float, totals: dict, pace: flo
         start, end = day.burst
         return _fmt(_count(totals, key, 5e7 if start <= t < end else 4e6, t))
     if name in ("innodb_free_page_waits_total", "innodb_buffer_pool_pending_reads", "innodb_lock_waiting_transactions",
-                "innodb_redo_log_waits_total", "innodb_purge_dml_delay_seconds"):
+                "innodb_redo_log_waits_total", "innodb_purge_dml_delay_seconds", "innodb_flush_sync_waits_total",
+                "innodb_lru_get_free_loops_total"):
         return "0.0"
+    if name == "innodb_flush_avg_seconds":
+        return "0.05"
     if name == "innodb_active_transactions":
         return "9.0"
     if name == "innodb_latch_wait_seconds_total":

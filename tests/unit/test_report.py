@@ -296,3 +296,66 @@ def test_the_report_benchmark_starts():
     out = subprocess.run([os.sys.executable, os.path.join(golden.TESTS, "..", "benchmarks", "report_benchmark.py"),
                           "--help"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--hours" in out.stdout, out.stderr
+
+
+def test_a_bundle_whose_charted_family_lies_is_refused_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    """The attacker writes the checksums too: a sample of innodb_up outside its chunk's window."""
+    from support.bundles import read_members, write_bundle
+    good = str(tmp_path / "good.zip")
+    sound_bundle(good)
+    manifest, members = read_members(good)
+    first = members["samples/000001.om"].decode()
+    line = next(x for x in first.splitlines() if x.startswith("innodb_up{"))
+    members["samples/000001.om"] = first.replace(line, line.rsplit(" ", 1)[0] + " 1.000", 1).encode()
+    hostile = str(tmp_path / "hostile.zip")
+    write_bundle(hostile, manifest, members)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    assert main(["report", hostile, "--out", str(tmp_path / "r.html")]) == 1
+    err = capsys.readouterr().err
+    assert "innodb-replay report: " in err and "outside the chunk's window" in err, err
+    assert not (tmp_path / "r.html").exists() and list(scratch.iterdir()) == []
+
+
+class ReplayedPrometheus:
+    """What a replay Prometheus answers for one server: its up series, its winner, its alerts; no chart data."""
+
+    def __init__(self, winner, alerts):
+        self.winner, self.alerts = winner, alerts
+        self.queries: list[str] = []
+
+    def series(self, match, start_ms, end_ms):
+        return [{"__name__": "innodb_up", "instance": "db1:3306", "job": "innodb"}]
+
+    def names(self, start_ms, end_ms):
+        return {"innodb_up", "ALERTS", b.WINNER}
+
+    def samples(self, selector, start_ms, end_ms):
+        if selector.startswith(b.WINNER):
+            return {(("instance", "db1:3306"),): self.winner}
+        if selector.startswith("ALERTS"):
+            return self.alerts
+        return {}
+
+    def query_range(self, expr, start_s, end_s, step_s):
+        self.queries.append(expr)
+        return []
+
+
+def test_only_the_codes_the_rules_give_are_read_as_classes():
+    # A bundle that carries a winner series of its own can put anything in it.
+    winner = [(START_MS + 15_000 * n, v) for n, v in enumerate([7.0, 7.0, float("nan"), 99.0, float("inf"), 0.0])]
+    alerts = {(("alertname", "InnoDBHistoryListGrowing"), ("alertstate", "firing"), ("instance", "db1:3306"),
+               ("job", "innodb"), ("severity", "warning")): [(START_MS + 15_000, 1.0), (START_MS + 30_000, 1.0)]}
+    prometheus = ReplayedPrometheus(winner, alerts)
+    inc = incident.gather(prometheus, START_MS, START_MS + 600_000, [], progress=False)
+    [server] = inc.servers
+    assert {s.value for s in server.classes} == {7.0, 0.0} and inc.alerts_from == "ALERTS"
+    assert [(a.name, a.severity, a.total_ms) for a in server.alerts] == [("InnoDBHistoryListGrowing", "warning", 30_000)]
+    # Every chart's lines asked for, of this server only.
+    assert len(prometheus.queries) == sum(len(c.lines) for c in charts.CHARTS)
+    assert all('instance="db1:3306"' in q for q in prometheus.queries)
+    text = render(inc)
+    assert structure(text).errors == []

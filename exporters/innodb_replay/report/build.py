@@ -133,7 +133,7 @@ def _from_bundle(args, recording: list[dict], alerting: list[dict]):
         # (not the healthy state: nothing here reads it, and it costs a promtool run of its own).
         wanted = [r for r in recording if (r.get("labels") or {}).get("class") != b.HEALTHY_CLASS.key
                   and (r["record"] in (b.STATE, b.WINNER) or "ALERTS" not in present)]
-        classes_how = _classes_how(present, files_of(args))
+        classes_how = _classes_how(present, [f for f in files_of(args) if read_rules([f])])
         url = replay_prometheus.compute_missing_rules(url, wanted, manifest, data, port, args.promtool_timeout)
         incident = gather(Prometheus(url), start, end, alerting, args.instance)
     finally:

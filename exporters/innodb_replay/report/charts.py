@@ -132,8 +132,9 @@ def query(line: Line, instance: str, step_s: int) -> str:
 
 
 def quoted(value: str) -> str:
-    """A label value inside PromQL's double quotes."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value inside PromQL's double quotes (Go's escapes), whatever characters it holds."""
+    return "".join("\\" + ch if ch in '\\"' else f"\\u{ord(ch):04x}" if ord(ch) < 32 or ord(ch) == 127 else ch
+                   for ch in value)
 
 
 def names() -> set[str]:

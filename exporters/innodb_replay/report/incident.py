@@ -29,6 +29,7 @@ CAPTURES = innodb("innodb_exporter_last_capture_timestamp_seconds")
 # latest change; labels setting, from, to, restart).
 SETTING_CHANGES = innodb("innodb_setting_last_change_timestamp_seconds")
 FIRING = series("ALERTS", 'alertstate="firing"')
+CODES = {float(c.code) for c in b.CLASSES + (b.HEALTHY_CLASS, b.UNKNOWN_CLASS)}
 ALERT_OWN_LABELS = ("alertname", "alertstate", "severity", "instance", "job", "__name__")
 
 
@@ -169,7 +170,9 @@ def gather(prometheus, start_ms: int, end_ms: int, alerting_rules: list[dict], i
         server = Server(instance, alerts=sorted(alerts.get(instance, []), key=lambda a: a.spans[0].start_ms))
         ctx = _context(instance)
         winner = prometheus.samples(series(b.WINNER).render(ctx), start_ms, end_ms)
-        server.classes = spans(max(winner.values(), key=len), end_ms) if winner else []
+        # A bundle may carry a winner series of its own: only the codes the rules give are read.
+        codes = [[(t, v) for t, v in values if v in CODES] for values in winner.values()]
+        server.classes = spans(max(codes, key=len), end_ms) if codes else []
         server.captures_ms = sorted({round(v * 1000) for values in prometheus.samples(
             CAPTURES.render(ctx), start_ms, end_ms).values() for _, v in values if start_ms <= v * 1000 <= end_ms})
         server.changes = _changes(prometheus.samples(SETTING_CHANGES.render(ctx), start_ms, end_ms), start_ms, end_ms)
@@ -228,7 +231,9 @@ def computed_alerts(prometheus, rules: list[dict], present: set[str], start_ms: 
     for rule in rules:
         missing = sorted(expression_names(rule["expr"]) - present)
         if missing:
-            unevaluated.append(f"{rule['alert']} ({', '.join(missing)})")
+            said = f"{rule['alert']} ({', '.join(missing)})"
+            if said not in unevaluated:  # an alert's warning and critical levels lack the same
+                unevaluated.append(said)
             continue
         for_s = duration_seconds(rule.get("for", "0s"))
         labels_of_rule = {str(k): str(v) for k, v in (rule.get("labels") or {}).items()}
@@ -289,7 +294,7 @@ def _chart(prometheus, chart: Chart, instance: str, start_ms: int, end_ms: int, 
             continue
         drawn = []
         for result in results:
-            points = [(t, v) for t, v in result["values"] if math.isfinite(v)]
+            points = [(t, v) for t, v in result["values"] if math.isfinite(v) and abs(v) < 1e300]  # a bundle's own
             if points:
                 drawn.append(Drawn(_legend(line.legend, result["metric"]), number, points))
         drawn.sort(key=lambda d: -max(v for _, v in d.points))

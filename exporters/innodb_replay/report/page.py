@@ -101,7 +101,7 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
                        "</th><th>Times</th><th>First</th><th>Last until</th></tr>")
             for code, ms, count, first, last in totals:
                 name, colour = _class(meta, code)
-                out.append(f'<tr class="class"><td><span class="swatch" style="background:{colour}"></span>{escape(name)}'
+                out.append(f'<tr class="class"><td><span class="swatch" style="background:{escape(colour)}"></span>{escape(name)}'
                            f'</td><td data-ms="{ms}">{escape(svg.span_text(ms))}</td><td>{ms / window:.0%}</td><td>{count}</td>'
                            f"<td>{escape(_time(first))}</td><td>{escape(_time(last))}</td></tr>")
             out.append("</table>")
@@ -212,7 +212,7 @@ def _timeline(incident: Incident, captures: list[Capture], meta: Meta) -> str:
         seen = sorted({int(s.value) for s in server.classes}, key=lambda code: code if code > 0 else 100 - code)
         if seen:
             out.append('<p class="legend">' + " ".join(
-                f'<span><span class="swatch" style="background:{_class(meta, code)[1]}"></span>'
+                f'<span><span class="swatch" style="background:{escape(_class(meta, code)[1])}"></span>'
                 f"{escape(_class(meta, code)[0])}</span>" for code in seen) + "</p>")
     out.append("</section>")
     return "\n".join(out)
@@ -354,7 +354,9 @@ def _pending(capture: Capture) -> str:
             + (f", single page {bp.pending_writes_single_page}" if bp.pending_writes_single_page is not None else ""))
         history = status.transactions.history_list_length if status.transactions else None
         waiting = len(status.semaphores.waits) if status.semaphores else None
-        rows.append(f"<tr><td>{x.number}</td><td>{escape(x.at)}</td><td>{_or_dash(bp and bp.pending_reads)}</td>"
+        at = _iso_seconds(x.at)
+        rows.append(f"<tr><td>{x.number}</td><td>{escape(svg.clock(at, seconds_too=True) if at else x.at)}</td>"
+                    f"<td>{_or_dash(bp and bp.pending_reads)}</td>"
                     f"<td>{_or_dash(writes)}</td><td>{_or_dash(io and io.pending_normal_reads)}/"
                     f"{_or_dash(io and io.pending_normal_writes)}</td><td>{_or_dash(fsyncs)}</td>"
                     f"<td>{_or_dash(history)}</td><td>{_or_dash(waiting)}</td></tr>")

@@ -49,8 +49,10 @@ def fmt(unit: str, value: float | None) -> str:
     return _scaled(value, 1000, ("", " K", " Mil", " Bil"))
 
 
-def clock(seconds: float, with_date: bool = False) -> str:
-    return time.strftime("%Y-%m-%d %H:%M" if with_date else "%H:%M", time.gmtime(seconds))
+def clock(seconds: float, with_date: bool = False, seconds_too: bool = False) -> str:
+    """UTC: 14:05, or 2026-11-20 14:05, or 14:05:30."""
+    return time.strftime(("%Y-%m-%d " if with_date else "") + ("%H:%M:%S" if seconds_too else "%H:%M"),
+                         time.gmtime(seconds))
 
 
 def span_text(ms: float) -> str:
@@ -68,8 +70,15 @@ def span_text(ms: float) -> str:
     return f"{days} d {hours} h" if hours else f"{days} d"
 
 
-def _nice(span: float, ticks: int = 4) -> float:
+_SECONDS = (60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800)
+
+
+def _nice(span: float, unit: str = "", ticks: int = 4) -> float:
+    """A round step for about ``ticks`` ticks: 1, 2, 2.5 or 5 times a power of ten; for durations of a minute
+    and more, whole minutes, hours and days."""
     raw = span / ticks if span > 0 else 1.0
+    if unit == "s" and raw > 30:
+        return next((s for s in _SECONDS if s >= raw), math.ceil(raw / 604800) * 604800)
     power = 10 ** math.floor(math.log10(raw))
     return next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
 
@@ -118,7 +127,7 @@ def chart(series: list[tuple[str, list[tuple[float, float]]]], unit: str, start:
     high = max(values, default=1.0)
     if high <= low:
         high = low + 1.0
-    tick = _nice(high - low)
+    tick = _nice(high - low, unit)
     low, high = math.floor(low / tick) * tick, math.ceil(high / tick) * tick
 
     def y(v: float) -> float:
@@ -193,7 +202,7 @@ def band(rows: list[tuple[str, list[tuple[float, float, str, str]]]],
         for s, e, colour, title in spans:
             x0, x1 = axis.x(max(s, start)), axis.x(min(e, end))
             out.append(f'<rect x="{x0:.1f}" y="{top + 3}" width="{max(x1 - x0, 1.0):.1f}" height="{ROW - 6}" '
-                       f'fill="{colour}"><title>{escape(title)}</title></rect>')
+                       f'fill="{escape(colour)}"><title>{escape(title)}</title></rect>')
     for number, (label, colour, points) in enumerate(marks, start=len(rows)):
         top = number * ROW
         out.append(f'<text x="{axis.x0 - 6}" y="{top + 15}" text-anchor="end">{escape(label)}</text>')
