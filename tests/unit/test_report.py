@@ -359,3 +359,11 @@ def test_only_the_codes_the_rules_give_are_read_as_classes():
     assert all('instance="db1:3306"' in q for q in prometheus.queries)
     text = render(inc)
     assert structure(text).errors == []
+
+
+def test_a_bundle_of_thousands_of_tiny_captures_makes_a_file_of_bounded_size():
+    texts = [(f"20260921T0645{n // 60:02d}.{n % 60:03d}Z-db1_3306-1-engine-innodb-status.txt", "x" * 10)
+             for n in range(page.MAX_CAPTURES + 10)]
+    text = render(sample_incident(), evidence.read(texts))
+    assert text.count('<article id="capture-') == page.MAX_CAPTURES
+    assert "10 more captures are in the source, not in this file." in text

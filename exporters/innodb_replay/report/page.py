@@ -18,6 +18,8 @@ from .incident import Incident, Server
 
 CLASS_KEYS = {c.code: c.key for c in b.CLASSES + (b.HEALTHY_CLASS, b.UNKNOWN_CLASS)}
 ATTACH_BYTES = 2 * 1024 * 1024  # raw texts carried into the file, in all
+MAX_CAPTURES = 50  # captures shown (a bundle can hold thousands of tiny ones): the file stays readable
+MAX_SNAPSHOTS = 200  # rows of a capture's snapshot table (record --texts keeps one a minute)
 
 
 def escape(value) -> str:
@@ -271,8 +273,11 @@ def _evidence(captures: list[Capture], meta: Meta) -> str:
                    "texts), and <code>report --captures URL</code> reads them off the exporter.</p></section>")
         return "\n".join(out)
     budget = meta.attach_bytes
-    for capture in captures:
+    for capture in captures[:MAX_CAPTURES]:
         budget = _capture(out, capture, budget)
+    if len(captures) > MAX_CAPTURES:
+        out.append(f'<p class="none">{len(captures) - MAX_CAPTURES} more captures are in the source, not in this file.'
+                   "</p>")
     out.append("</section>")
     return "\n".join(out)
 
@@ -339,7 +344,7 @@ def _capture(out: list[str], capture: Capture, budget: int) -> int:
 
 def _pending(capture: Capture) -> str:
     rows = []
-    for x in capture.snapshots:
+    for x in capture.snapshots[:MAX_SNAPSHOTS]:
         status = x.status
         if status is None:
             continue
@@ -362,9 +367,10 @@ def _pending(capture: Capture) -> str:
                     f"<td>{_or_dash(history)}</td><td>{_or_dash(waiting)}</td></tr>")
     if not rows:
         return '<p class="none">No status text in this capture.</p>'
+    more = len(capture.snapshots) - MAX_SNAPSHOTS
     return ("<table><tr><th>Snapshot</th><th>At</th><th>Pending reads</th><th>Pending writes</th><th>Pending aio "
             "reads/writes</th><th>Pending fsyncs</th><th>History list</th><th>Threads waiting for a latch</th></tr>"
-            + "".join(rows) + "</table>")
+            + "".join(rows) + "</table>" + (f'<p class="none">{more} more snapshots, not listed.</p>' if more > 0 else ""))
 
 
 def _or_dash(value) -> str:
