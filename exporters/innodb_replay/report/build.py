@@ -59,7 +59,7 @@ def run(args) -> int:
     recording, alerting = read_rules(files), read_alerting_rules(files)
     with _terminated_cleanly():
         if args.bundle:
-            incident, texts, meta = _from_bundle(args, recording, alerting)
+            incident, texts, meta = _from_bundle(args, files, recording, alerting)
         else:
             incident, texts, meta = _from_prometheus(args, alerting)
     meta.styles = class_styles()
@@ -110,7 +110,7 @@ def _window(args, start_ms: int | None = None, end_ms: int | None = None) -> tup
     return start, end
 
 
-def _from_bundle(args, recording: list[dict], alerting: list[dict]):
+def _from_bundle(args, files: list[str], recording: list[dict], alerting: list[dict]):
     try:
         with BundleReader(args.bundle) as reader:
             manifest = reader.manifest
@@ -133,7 +133,7 @@ def _from_bundle(args, recording: list[dict], alerting: list[dict]):
         # (not the healthy state: nothing here reads it, and it costs a promtool run of its own).
         wanted = [r for r in recording if (r.get("labels") or {}).get("class") != b.HEALTHY_CLASS.key
                   and (r["record"] in (b.STATE, b.WINNER) or "ALERTS" not in present)]
-        classes_how = _classes_how(present, [f for f in files_of(args) if read_rules([f])])
+        classes_how = _classes_how(present, [f for f in files if read_rules([f])])
         url = replay_prometheus.compute_missing_rules(url, wanted, manifest, data, port, args.promtool_timeout)
         incident = gather(Prometheus(url), start, end, alerting, args.instance)
     finally:
@@ -141,10 +141,6 @@ def _from_bundle(args, recording: list[dict], alerting: list[dict]):
         shutil.rmtree(scratch, ignore_errors=True)
     source = f"the bundle {os.path.basename(args.bundle)} ({manifest.kind} of {_source(manifest.source)})"
     return incident, texts, page.Meta(source, TOOL, classes_how)
-
-
-def files_of(args) -> list[str]:
-    return args.rules or default_rules()
 
 
 def _classes_how(present: set[str], files: list[str]) -> str:
