@@ -104,7 +104,7 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
             for code, ms, count, first, last in totals:
                 name, colour = _class(meta, code)
                 out.append(f'<tr class="class"><td><span class="swatch" style="background:{escape(colour)}"></span>{escape(name)}'
-                           f'</td><td data-ms="{ms}">{escape(svg.span_text(ms))}</td><td>{ms / window:.0%}</td><td>{count}</td>'
+                           f'</td><td data-ms="{ms}">{escape(svg.span_text(ms))}</td><td>{_share(ms, window)}</td><td>{count}</td>'
                            f"<td>{escape(_time(first))}</td><td>{escape(_time(last))}</td></tr>")
             out.append("</table>")
         out.append("<h4>Alerts that fired</h4>")
@@ -160,6 +160,11 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
     return "\n".join(out)
 
 
+def _share(part: int, whole: int) -> str:
+    share = part / whole if whole else 0.0
+    return "&lt;1%" if 0 < share < 0.005 else f"{share:.0%}"
+
+
 def _chart_of(server: Server, key: str) -> Chart:
     return next(d.chart for d in server.charts if d.chart.key == key)
 
@@ -190,10 +195,12 @@ def _timeline(incident: Incident, captures: list[Capture], meta: Meta) -> str:
                 name, colour = _class(meta, code)
                 drawn.append((s, e, colour, f"{name}: {svg.clock(s)} to {svg.clock(e)} ({svg.span_text((e - s) * 1000)})"))
             rows.append(("Limited by", drawn))
+        names = [alert.name for alert in server.alerts]
         for alert in server.alerts:
             colour = svg.LEVELS.get(alert.severity, svg.GREY)
             spans = svg.pixels([(s.start_ms / 1000, s.end_ms / 1000, 1) for s in alert.spans], start, end, rank=int)
-            rows.append((alert.name, [(s, e, colour, f"{alert.name} ({alert.severity}) firing: {svg.clock(s)} "
+            label = f"{alert.name} ({alert.severity})" if names.count(alert.name) > 1 else alert.name
+            rows.append((label, [(s, e, colour, f"{alert.name} ({alert.severity}) firing: {svg.clock(s)} "
                                                              f"to {svg.clock(e)}") for s, e, _ in spans]))
         marks = []
         own = [c for c in captures if _belongs(c, server.instance) and not c.recorded and c.started]
@@ -461,7 +468,7 @@ pre { background: #f6f8fa; padding: 8px; overflow-x: auto; white-space: pre-wrap
 td code { overflow-wrap: anywhere; }
 .swatch { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px;
           vertical-align: -1px; }
-.legend { font-size: 12px; margin: 2px 0 0 76px; } .band + .legend { margin-left: 190px; }
+.legend { font-size: 12px; margin: 2px 0 0 76px; } .band + .legend { margin-left: 236px; }
 .legend > span { margin-right: 14px; white-space: nowrap; }
 .none { color: #59636e; font-style: italic; }
 .about { color: #59636e; font-size: 12px; margin: 2px 0 0 76px; }

@@ -160,9 +160,10 @@ def chart(series: list[tuple[str, list[tuple[float, float]]]], unit: str, start:
         colour = LEVELS.get(level, GREY)
         out.append(f'<line x1="{axis.x0}" x2="{axis.x1}" y1="{y(value):.1f}" y2="{y(value):.1f}" stroke="{colour}" '
                    f'stroke-width="1.5" stroke-dasharray="6 4"><title>{escape(label)}</title></line>')
-        # Above its line; below it when the next line up is too close for both labels.
+        # Above its line; below it when the next line up is too close for both labels, or the top is.
         crowded = number + 1 < len(ordered) and y(value) - y(ordered[number + 1][0]) < 16
-        out.append(f'<text x="{axis.x1 - 4}" y="{y(value) + (13 if crowded else -4):.1f}" text-anchor="end" '
+        below = crowded or y(value) < 14
+        out.append(f'<text x="{axis.x1 - 4}" y="{y(value) + (13 if below else -4):.1f}" text-anchor="end" '
                    f'fill="{colour}">{escape(label)}</text>')
     out.append("</svg>")
     return "".join(out)
@@ -181,7 +182,7 @@ def _runs(points: list[tuple[float, float]], step: float) -> list[list[tuple[flo
 # --- the state band ----------------------------------------------------------------------------------
 
 ROW = 22
-BAND_LEFT = 190  # room for an alert's name
+BAND_LEFT = 236  # room for an alert's name and severity
 
 
 def band(rows: list[tuple[str, list[tuple[float, float, str, str]]]],
