@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from . import archive, limits, manifest as manifest_format
 from .archive import MANIFEST, METADATA, BundleError
 from .manifest import FORMAT, Chunk, Manifest
-from .openmetrics import (ChunkChecker, FamilyFilter, SeriesKey, format_value, openmetrics_chunk, series_fits,
-                          series_key)
+from .openmetrics import (ChunkChecker, FamilyFilter, SeriesKey, Spacings, format_value, openmetrics_chunk,
+                          series_fits, series_key)
 from .terminal import Progress, printable
 
 __all__ = ["FORMAT", "MANIFEST", "METADATA", "BundleError", "BundleReader", "BundleWriter", "Chunk", "Contents",
@@ -134,6 +134,7 @@ class Contents:
     chunks: int
     texts: int
     instances: list[str]
+    spacing_s: dict[str, int]  # job -> how far apart its series' samples are (median, seconds)
 
 
 class BundleReader:
@@ -192,10 +193,11 @@ class BundleReader:
         """Read every member once: checksums, each chunk's every line (limits.py), and the counts."""
         seen: set[int] = set()
         instances: set[str] = set()
+        spacings = Spacings()
         samples, previous_end = 0, -1
         for number, chunk in enumerate(self.manifest.chunks, start=1):
             checker = ChunkChecker(f"{self.path}: {chunk.name}", chunk.start_ms, chunk.end_ms, previous_end, seen,
-                                   instances)
+                                   instances, spacings)
             for block in self._blocks(chunk.name):
                 checker.feed(block)
             series, counted = checker.close()
@@ -213,7 +215,8 @@ class BundleReader:
         for name in texts:
             for _ in self._blocks(name):
                 pass
-        return Contents(len(seen), samples, len(self.manifest.chunks), len(texts), sorted(instances))
+        return Contents(len(seen), samples, len(self.manifest.chunks), len(texts), sorted(instances),
+                        spacings.by_job())
 
     def copy_families(self, names: set[str], sink, progress: Progress | None = None) -> Contents:
         """Read every chunk once and hand ``sink(chunk, text)`` the families named in ``names``, checked line by
@@ -221,11 +224,12 @@ class BundleReader:
         (openmetrics.FamilyFilter), and every checksum is checked. The counts are those of the families taken."""
         seen: set[int] = set()
         instances: set[str] = set()
+        spacings = Spacings()
         samples, previous_end = 0, -1
         for number, chunk in enumerate(self.manifest.chunks, start=1):
             where = f"{self.path}: {chunk.name}"
             families = FamilyFilter(where, names)
-            checker = ChunkChecker(where, chunk.start_ms, chunk.end_ms, previous_end, seen, instances)
+            checker = ChunkChecker(where, chunk.start_ms, chunk.end_ms, previous_end, seen, instances, spacings)
             for block in self._blocks(chunk.name):
                 text = families.feed(block)
                 if text:
@@ -237,7 +241,7 @@ class BundleReader:
             if progress:
                 progress.update(number, samples)
         texts = sum(1 for n in self.manifest.files if n.startswith("texts/"))
-        return Contents(len(seen), samples, len(self.manifest.chunks), texts, sorted(instances))
+        return Contents(len(seen), samples, len(self.manifest.chunks), texts, sorted(instances), spacings.by_job())
 
     def chunk(self, name: str) -> bytes:
         """A chunk's text whole, within its bound and checked against its checksum."""

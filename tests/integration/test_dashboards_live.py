@@ -3,8 +3,9 @@ exporters, node_exporter, Prometheus), with the dashboard variables substituted 
 (dashboards/preview.py does it the same way), and every dashboard drawn as an operator would see it.
 
 A panel or a series that cannot have data on MariaDB says so in its description ("No data on MariaDB:",
-"No '<legend>' on MariaDB:") and, for a panel, in its no-value text; the test holds the panels to
-exactly that, and at most a tenth of them may be empty.
+"No '<legend>' on MariaDB:") and, where the data would be, by the exporter's statement of the reason
+(innodb_exporter_metric_absent, a legend row or a stat's value, which must answer here) or a no-value text;
+the test holds the panels to exactly that, and at most a tenth of them may be empty.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import urllib.request
 import pytest
 
 from dashboards import preview
+from dashboards.common import ABSENT, NOTHING_EARLIER_LEGEND
 from stack import devices
 from stack.settings import demo_name
 from support.golden import TESTS
@@ -40,6 +42,14 @@ def query_range(stack, expr: str) -> dict:
     return preview.query_range(stack.s.url("prometheus"), expr, end - RANGE, end, STEP)
 
 
+def query(stack, target: dict, values: dict) -> dict:
+    """The target as Grafana asks for it: over the range, or at its end when it is an instant query."""
+    expr = preview.substitute(target["expr"], values)
+    if target.get("instant"):
+        return preview.query_instant(stack.s.url("prometheus"), expr, time.time())
+    return query_range(stack, expr)
+
+
 def test_every_panel_query_evaluates_and_returns_data(stack):
     instance = stack.s.address("mariadb")
     values = preview.variables(instance, RANGE, STEP, OFFSET)
@@ -54,12 +64,20 @@ def test_every_panel_query_evaluates_and_returns_data(stack):
             panel_declared = "No data on MariaDB:" in description
             if panel_declared:
                 declared_empty.append(where)
-                assert "MariaDB" in panel["fieldConfig"]["defaults"]["noValue"], where
-            with_data = 0
+            with_data, instants = 0, []
             for target in panel["targets"]:
-                answer = query_range(stack, preview.substitute(target["expr"], values))
+                answer = query(stack, target, values)
                 if answer.get("status") != "success":
                     problems.append(f"{where}: {target['expr']} failed: {answer.get('error')}")
+                    continue
+                if target.get("instant"):  # one query per value the stat can show: one of them answers
+                    instants.append(bool(answer["data"]["result"]))
+                    continue
+                if ABSENT in target["expr"]:  # the exporter's reason for a series declared absent on MariaDB
+                    if not answer["data"]["result"]:
+                        problems.append(f"{where}: the exporter gives no reason for '{target['legendFormat']}'")
+                    continue
+                if target["legendFormat"] == NOTHING_EARLIER_LEGEND:  # Compare's mark of an empty earlier window
                     continue
                 if answer["data"]["result"]:
                     with_data += 1
@@ -69,7 +87,9 @@ def test_every_panel_query_evaluates_and_returns_data(stack):
                     continue
                 if not panel_declared and f"No '{legend}' on MariaDB" not in description:
                     problems.append(f"{where}: no data for '{target['legendFormat']}': {target['expr']}")
-            if with_data == 0:
+            if instants and instants.count(True) != 1:
+                problems.append(f"{where}: {instants.count(True)} of its instant queries answer, not one")
+            if with_data == 0 and not instants:
                 empty_panels.append(where)
             elif panel_declared:
                 problems.append(f"{where} says it has no data on MariaDB, but it has")
@@ -90,12 +110,16 @@ def test_redo_fsync_latency_shows_the_hosts_measure_of_the_data_directorys_disk(
     with open(os.path.join(ROOT, "dashboards", "grafana", "innodb-redo.json"), encoding="utf-8") as f:
         latency = next(p for p in json.load(f)["panels"] if p["title"].startswith("REDO fsync latency"))
     values = preview.variables(stack.s.address("mariadb"), RANGE, STEP, OFFSET)
+    reasons = set()
     for target in latency["targets"]:
         result = query_range(stack, preview.substitute(target["expr"], values))["data"]["result"]
         if target["legendFormat"].startswith("host"):
             assert {r["metric"]["device"] for r in result} == {device}, target["legendFormat"]
+        elif ABSENT in target["expr"]:  # the panel says why the server's lines are empty
+            reasons |= {r["metric"]["reason"] for r in result}
         else:
             assert result == [], f"MariaDB now times its REDO fsyncs: {target['legendFormat']}"
+    assert reasons == {"not_provided"}  # the demo server is tuned: the server has no such number
 
 
 def test_every_dashboard_draws(stack, tmp_path):
@@ -112,7 +136,7 @@ def test_annotation_queries_evaluate_and_mark_a_capture_at_its_time(stack):
     values = preview.variables(stack.s.address("mariadb"), RANGE, STEP, OFFSET)
     with open(os.path.join(ROOT, "dashboards", "grafana", "innodb-overview.json"), encoding="utf-8") as f:
         annotations = {a["name"]: a for a in json.load(f)["annotations"]["list"] if a.get("expr")}
-    assert set(annotations) == {"Alerts", "Evidence captured"}
+    assert set(annotations) == {"Alerts", "Evidence captured", "Settings changes"}
     for annotation in annotations.values():
         assert query_range(stack, preview.substitute(annotation["expr"], values))["status"] == "success"
     # A capture (as Alertmanager's webhook asks for one), then its mark: the series' value is its time in ms.
