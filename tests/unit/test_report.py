@@ -157,7 +157,7 @@ def sample_incident(instance: str = "db1:3306") -> Incident:
                 AlertFired("InnoDBLongTransaction", "warning", {"hostile": HOSTILE},
                            [Span(start + 2_500_000, start + 3_600_000, 1)])],
         captures_ms=[start + 1_500_000],
-        changes=[SettingChange(start + 3_300_000, "innodb_purge_threads", "4", "8", "false")],
+        changes=[SettingChange(start + 3_300_000, "innodb_purge_threads", "4", "8", "0")],
         charts=drawn, peaks=[])
     server.peaks = [incident._peak(peak, drawn) for peak in charts.PEAKS]
     return Incident(start, start + 3_600_000, [server], "ALERTS")
@@ -367,3 +367,26 @@ def test_a_bundle_of_thousands_of_tiny_captures_makes_a_file_of_bounded_size():
     text = render(sample_incident(), evidence.read(texts))
     assert text.count('<article id="capture-') == page.MAX_CAPTURES
     assert "10 more captures are in the source, not in this file." in text
+
+
+def test_settings_changes_are_read_from_the_exporter_s_own_family_and_labels():
+    from innodb_exporter.metrics import settings
+
+    assert incident.SETTING_CHANGES.name == settings.LAST_CHANGE.name
+    start = START_MS / 1000
+    marks = [settings.Change("innodb_buffer_pool_size", "134217728", "268435456", start + 600, True),
+             settings.Change("innodb_flush_log_at_trx_commit", "1", "2", start + 1200, False)]
+    # As a Prometheus returns them: one series per setting, its value the time of the change at every sample,
+    # the earlier change already replaced in the series that follows (outside the window: not reported).
+    found = {tuple(zip(settings.LAST_CHANGE.labels, labels)): [(start + 15 * i, at) for i in range(5)]
+             for labels, at in (m.sample() for m in marks)}
+    found[tuple(zip(settings.LAST_CHANGE.labels, ("innodb_io_capacity", "200", "400", "0")))] = [(start, start - 60)]
+    changes = incident._changes(found, START_MS, START_MS + 3_600_000)
+    assert [(c.at_ms, c.setting, c.before, c.after) for c in changes] == [
+        (START_MS + 600_000, "innodb_buffer_pool_size", "134217728", "268435456"),
+        (START_MS + 1_200_000, "innodb_flush_log_at_trx_commit", "1", "2")]
+    inc = sample_incident()
+    inc.servers[0].changes = changes
+    text = render(inc)
+    assert "<code>innodb_buffer_pool_size</code> from 134217728 to 268435456 (needed a restart)" in text
+    assert "<code>innodb_flush_log_at_trx_commit</code> from 1 to 2</li>" in text
