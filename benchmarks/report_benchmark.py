@@ -165,7 +165,7 @@ def build_bundle(path: str, hours: float, end_s: int, chunk_seconds: int = 150) 
             if change:
                 series[series_key("innodb_setting_last_change_timestamp_seconds",
                                   {"job": "innodb", "instance": INSTANCE, "setting": "innodb_log_file_size",
-                                   "from": "268435456", "to": "1073741824", "restart": "true"})] = change
+                                   "from": "268435456", "to": "1073741824", "restart": "1"})] = change
             writer.add_chunk(series, low * 1000, high * 1000)
             low = high
         writer.add_metadata({})

@@ -388,5 +388,5 @@ def test_settings_changes_are_read_from_the_exporter_s_own_family_and_labels():
     inc = sample_incident()
     inc.servers[0].changes = changes
     text = render(inc)
-    assert "<code>innodb_buffer_pool_size</code> from 134217728 to 268435456 (needed a restart)" in text
+    assert "<code>innodb_buffer_pool_size</code> from 134217728 to 268435456 (with a restart)" in text
     assert "<code>innodb_flush_log_at_trx_commit</code> from 1 to 2</li>" in text

@@ -81,7 +81,7 @@ class SettingChange:
     setting: str
     before: str
     after: str
-    restart: str
+    restart: str  # "1" where the change came with a restart, as the exporter labels it
 
 
 @dataclass

@@ -147,7 +147,7 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
         if server.changes:
             out.append("<h4>Settings changed</h4><ul>")
             for change in server.changes:
-                restart = " (needed a restart)" if change.restart in ("true", "1", "yes") else ""
+                restart = " (with a restart)" if change.restart == "1" else ""  # as metrics/settings.py labels it
                 out.append(f"<li>{escape(_time(change.at_ms))}: <code>{escape(change.setting)}</code> from "
                            f"{escape(change.before)} to {escape(change.after)}{escape(restart)}</li>")
             out.append("</ul>")
