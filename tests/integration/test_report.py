@@ -12,6 +12,7 @@ fires and resolves within minutes. The report is given the rule files the stack 
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -161,7 +162,7 @@ def test_the_report_of_an_exported_window_names_the_held_transaction_the_class_a
     assert "reading the bundle" in made.stderr or "writing TSDB blocks" in made.stderr, made.stderr
     assert "recording rules the bundle lacks" in made.stderr  # the export has no class series: they were computed
     text = check_report(out, incident)
-    assert "computed over the bundle's samples by promtool" in text
+    assert "computed over the bundle's samples by promtool" in html.unescape(text)
     print(f"\n{made.stdout.strip()}\nits progress:\n{made.stderr}")
 
 
@@ -171,4 +172,4 @@ def test_the_report_of_the_live_prometheus_says_the_same(incident, tmp_path):
                   f"--end={incident.end:.0f}", f"--captures={incident.stack.s.url('innodb_exporter')}", f"--out={out}")
     assert made.returncode == 0, made.stderr
     text = check_report(out, incident)
-    assert "the Prometheus's recording rules" in text
+    assert "the Prometheus's recording rules" in html.unescape(text)
