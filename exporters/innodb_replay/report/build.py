@@ -70,9 +70,9 @@ def run(args) -> int:
               file=sys.stderr, flush=True)
     html = page.render(incident, captures, runbooks.load(), meta)
     _write(args.out, html)
+    fired = sum(len(s.alerts) for s in incident.servers)
     print(f"wrote {args.out} ({len(html.encode()) / 1e6:.2f} MB) in {time.monotonic() - started:.1f}s: "
-          f"{len(incident.servers)} server{'s' if len(incident.servers) != 1 else ''}, "
-          f"{sum(len(s.alerts) for s in incident.servers)} alerts fired, {len(captures)} captures")
+          f"{_count(len(incident.servers), 'server')}, {_count(fired, 'alert')} fired, {_count(len(captures), 'capture')}")
     return 0
 
 
@@ -141,6 +141,10 @@ def _from_bundle(args, files: list[str], recording: list[dict], alerting: list[d
         shutil.rmtree(scratch, ignore_errors=True)
     source = f"the bundle {os.path.basename(args.bundle)} ({manifest.kind} of {_source(manifest.source)})"
     return incident, texts, page.Meta(source, TOOL, classes_how)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _classes_how(present: set[str], files: list[str]) -> str:
