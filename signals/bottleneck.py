@@ -245,7 +245,17 @@ def healthy() -> Expr:
             | min_by(INSTANCE, _state()))
 
 
+def heading_anchor(heading: str) -> str:
+    """The anchor Git hosts give a Markdown heading: lower case, blanks to hyphens, then only letters, digits,
+    hyphens and underscores ('## InnoDBLongTransaction' is #innodblongtransaction)."""
+    return "".join(ch for ch in heading.lower().replace(" ", "-") if ch.isalnum() or ch in "-_")
+
+
+def runbook_heading(c: Bottleneck) -> str:
+    """The heading of the class's section in docs/runbooks.md."""
+    return f"Bottleneck: {c.name}"
+
+
 def runbook_anchor(c: Bottleneck) -> str:
-    """The anchor of the class's section in docs/runbooks.md, '## Bottleneck: <name>', as Git hosts slug it."""
-    heading = f"bottleneck: {c.name}".lower()
-    return "".join(ch for ch in heading.replace(" ", "-") if ch.isalnum() or ch in "-_")
+    """The anchor of the class's section in docs/runbooks.md."""
+    return heading_anchor(runbook_heading(c))

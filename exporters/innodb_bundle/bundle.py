@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from . import archive, limits, manifest as manifest_format
 from .archive import MANIFEST, METADATA, BundleError
 from .manifest import FORMAT, Chunk, Manifest
-from .openmetrics import ChunkChecker, SeriesKey, Spacings, format_value, openmetrics_chunk, series_fits, series_key
+from .openmetrics import (ChunkChecker, FamilyFilter, SeriesKey, Spacings, format_value, openmetrics_chunk,
+                          series_fits, series_key)
 from .terminal import Progress, printable
 
 __all__ = ["FORMAT", "MANIFEST", "METADATA", "BundleError", "BundleReader", "BundleWriter", "Chunk", "Contents",
@@ -216,6 +217,31 @@ class BundleReader:
                 pass
         return Contents(len(seen), samples, len(self.manifest.chunks), len(texts), sorted(instances),
                         spacings.by_job())
+
+    def copy_families(self, names: set[str], sink, progress: Progress | None = None) -> Contents:
+        """Read every chunk once and hand ``sink(chunk, text)`` the families named in ``names``, checked line by
+        line as ``verify`` checks them, without the chunks' ``# EOF``; the other families are skipped unread
+        (openmetrics.FamilyFilter), and every checksum is checked. The counts are those of the families taken."""
+        seen: set[int] = set()
+        instances: set[str] = set()
+        spacings = Spacings()
+        samples, previous_end = 0, -1
+        for number, chunk in enumerate(self.manifest.chunks, start=1):
+            where = f"{self.path}: {chunk.name}"
+            families = FamilyFilter(where, names)
+            checker = ChunkChecker(where, chunk.start_ms, chunk.end_ms, previous_end, seen, instances, spacings)
+            for block in self._blocks(chunk.name):
+                text = families.feed(block)
+                if text:
+                    checker.feed(text)
+                    sink(chunk, text)
+            checker.feed(families.close())
+            samples += checker.close()[1]
+            previous_end = chunk.end_ms
+            if progress:
+                progress.update(number, samples)
+        texts = sum(1 for n in self.manifest.files if n.startswith("texts/"))
+        return Contents(len(seen), samples, len(self.manifest.chunks), texts, sorted(instances), spacings.by_job())
 
     def chunk(self, name: str) -> bytes:
         """A chunk's text whole, within its bound and checked against its checksum."""

@@ -21,6 +21,7 @@ _LABEL = rb'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\n"])*)"'
 _SERIES = re.compile(rb"(" + _NAME + rb")(?:\{(" + _LABEL + rb"(?:," + _LABEL + rb")*)\})?")
 _LABEL_RE = re.compile(_LABEL)
 _TYPE = re.compile(rb"# TYPE (" + _NAME + rb") unknown")
+
 _VALUE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|NaN|[+-]?Inf")
 _TIMESTAMP = re.compile(rb"([0-9]{1,10})\.([0-9]{3})")
 _NAME_STR = re.compile(_NAME.decode())
@@ -253,3 +254,58 @@ class ChunkChecker:
             for k, v in labels:
                 if k == b"instance":
                     self.instances.add(_unescape(v))
+
+
+class FamilyFilter:
+    """The families of one chunk whose names are in ``names``, as the chunk streams in, for a reader that needs
+    a few metrics of a large bundle (``innodb-replay report``): ``feed`` returns the text of those families,
+    whole lines in order, for a ChunkChecker and then promtool; ``close`` the closing ``# EOF``.
+
+    The other families are skipped unread: the search for the wanted families' TYPE lines runs at C speed, and
+    nothing else of the text is looked at (the reader's checksums still tell a damaged chunk). What is held
+    between two blocks is bounded: the tail that may start a wanted TYPE line, or a wanted family's last line,
+    at most limits.LINE_BYTES.
+    """
+
+    def __init__(self, name: str, names: set[str]):
+        self.name = name
+        wanted = sorted(n.encode() for n in names if _NAME_STR.fullmatch(n))
+        # Never matches when nothing is wanted: a TYPE line has a name.
+        self.header = re.compile(rb"\n# TYPE (?:" + (b"|".join(map(re.escape, wanted)) or rb"(?!)") + rb") unknown\n")
+        self.longest = max(map(len, wanted), default=0) + len("\n# TYPE  unknown\n")
+        self.pending = b"\n"  # the newline before what is not read yet, and the start of a last line
+        self.keep = False  # inside a wanted family
+
+    def feed(self, block: bytes) -> bytes:
+        data = self.pending + block  # pending starts with the newline before what is not read yet
+        out: list[bytes] = []
+        at = 1 if self.keep else 0
+        while True:
+            if self.keep:  # its lines run up to the next line of '#' (a family's TYPE, or # EOF)
+                end = data.find(b"\n#", at - 1)
+                if end < 0:
+                    cut = data.rfind(b"\n")
+                    out.append(data[at:cut + 1])
+                    self._hold(data[cut:])
+                    break
+                out.append(data[at:end + 1])
+                self.keep, at = False, end
+            else:
+                match = self.header.search(data, at)
+                if match is None:
+                    self.pending = data[max(at, len(data) - self.longest):]
+                    break
+                out.append(match[0][1:])
+                self.keep, at = True, match.end()
+        return b"".join(out)
+
+    def close(self) -> bytes:
+        """The closing line for the checker; a wanted family cut inside a line is refused."""
+        if self.keep and self.pending != b"\n":
+            raise BundleError(f"{self.name} ends inside a line (cut or altered)")
+        return b"# EOF\n"
+
+    def _hold(self, rest: bytes) -> None:
+        if len(rest) > limits.LINE_BYTES + 1:
+            raise BundleError(f"{self.name}: a line longer than {limits.LINE_BYTES} bytes")
+        self.pending = rest

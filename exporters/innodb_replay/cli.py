@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import socket
 import sys
-import tempfile
 
 from innodb_bundle import limits
 from innodb_bundle.bundle import BundleError
@@ -20,19 +17,16 @@ from innodb_bundle.terminal import printable
 from innodb_exporter import config
 from innodb_exporter.scraping.connection import ConnectionSettings
 
-from . import __version__, links
+from . import __version__, links, report
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
+from . import replay_prometheus
 from .impact import ImpactError
-from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, read_rules,
-                       serves, sparse_samples_note, wait_ready, write_rules)
+from .importer import ReplayImportError, import_bundle, read_rules, sparse_samples_note
 from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url, rate_panels
-from .processes import Process
 from .record import RecordError, Target, record
 
 DEFAULT_REPLAY_DIR = os.path.join(".stack", "replay")
-HOME_SUFFIX = ".prometheus"  # the replay Prometheus' pid file and log: a directory of its own beside the data
-HOME_FILES = {"prometheus.pid", "prometheus.log"}
 # The stack's recording rules, those the bundle lacks computed for its window: from the checkout this runs
 # from (as the dashboards' index), not from the working directory.
 DEFAULT_RULES = tuple(os.path.join(links.CHECKOUT, "alerts", "rules", name)
@@ -88,7 +82,7 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("bundle")
     i.add_argument("--data-dir", default=os.path.join(DEFAULT_REPLAY_DIR, "data"),
                    help=f"a new or empty directory (default {DEFAULT_REPLAY_DIR}/data); the replay Prometheus "
-                        f"keeps its pid file and log in DATA_DIR{HOME_SUFFIX}/")
+                        f"keeps its pid file and log in DATA_DIR{replay_prometheus.HOME_SUFFIX}/")
     i.add_argument("--port", type=int, default=9099, help="the replay Prometheus' port (default 9099)")
     i.add_argument("--no-start", action="store_true",
                    help="only write the blocks (e.g. for the compose profile `replay`); with nothing started, the "
@@ -101,6 +95,28 @@ def _parser() -> argparse.ArgumentParser:
                    help="dashboards/index.json naming the dashboards to link (default: the checkout's)")
     i.add_argument("--promtool-timeout", type=_positive, default=limits.PROMTOOL_TIMEOUT_S,
                    help=f"seconds one promtool run may take before it is killed (default {limits.PROMTOOL_TIMEOUT_S:g})")
+
+    t = sub.add_parser("report", help="one self-contained HTML file telling what happened in a bundle's window, or "
+                                      "in a window of a Prometheus (--prometheus)")
+    t.add_argument("bundle", nargs="?", help="the bundle (or --prometheus)")
+    t.add_argument("--prometheus", metavar="URL",
+                   help="read a live Prometheus instead of a bundle; user:password@ in it is sent as basic auth")
+    t.add_argument("--start", help="now-6h, unix seconds or 2026-11-21T06:40:00Z (a bundle: default its start)")
+    t.add_argument("--end", help="as --start (default now, or the bundle's end)")
+    t.add_argument("--out", required=True, help="the HTML file to write")
+    t.add_argument("--instance", action="append", metavar="HOST:PORT",
+                   help="report this server only (repeatable; default every server of the window, at most 20)")
+    t.add_argument("--rules", action="append", metavar="FILE",
+                   help="a rule file: its recording rules compute the classes a bundle lacks, its alerting rules the "
+                        "alerts where the source has no ALERTS (repeatable; default: alerts/rules/*.yml of the checkout)")
+    t.add_argument("--captures", metavar="URL",
+                   help="with --prometheus: the exporter whose evidence captures of the window go into the report "
+                        "(as export --captures)")
+    t.add_argument("--captures-password-file", metavar="FILE", help="the password for the --captures user")
+    t.add_argument("--attach", type=_positive, default=2.0, metavar="MIB",
+                   help="MiB of raw capture texts carried into the file; the rest stay in the bundle (default 2)")
+    t.add_argument("--promtool-timeout", type=_positive, default=limits.PROMTOOL_TIMEOUT_S,
+                   help=f"seconds one promtool run may take (default {limits.PROMTOOL_TIMEOUT_S:g})")
 
     s = sub.add_parser("stop", help="stop the replay Prometheus that import started")
     s.add_argument("--data-dir", default=os.path.join(DEFAULT_REPLAY_DIR, "data"))
@@ -136,66 +152,6 @@ def duration_arg(text: str) -> float:
     if not 0 <= seconds < 31 * 86400:
         raise argparse.ArgumentTypeError("between 0 and 31 days")
     return seconds
-
-
-def prometheus_home(data_dir: str) -> str:
-    """The replay Prometheus' own directory: .stack/replay/data.prometheus for the default data directory,
-    where ./innodb-stack down finds its pid file too."""
-    return os.path.abspath(data_dir) + HOME_SUFFIX
-
-
-def _prometheus_process(data_dir: str) -> Process:
-    home = prometheus_home(data_dir)
-    return Process(os.path.join(home, "prometheus.pid"), os.path.join(home, "prometheus.log"))
-
-
-def _check_home(data_dir: str) -> None:
-    """The replay Prometheus writes only into a directory of its own, which holds nothing it did not create."""
-    home = prometheus_home(data_dir)
-    if os.path.lexists(home) and (not os.path.isdir(home) or os.path.islink(home)
-                                  or set(os.listdir(home)) - HOME_FILES):
-        raise ReplayImportError(f"{home} exists and holds what innodb-replay did not put there: "
-                                "give another --data-dir")
-    if _prometheus_process(data_dir).pid():
-        raise ReplayImportError(f"a replay Prometheus already serves {data_dir}: innodb-replay stop --data-dir "
-                                f"{data_dir} first")
-
-
-def start_replay_prometheus(data_dir: str, port: int) -> str:
-    """A Prometheus serving ``data_dir`` only (an empty configuration: no scraping), in the background;
-    returns its URL."""
-    binary = shutil.which("prometheus")
-    if not binary:
-        raise ReplayImportError("prometheus is not installed (apt-get install prometheus)")
-    _check_home(data_dir)
-    _check_port(port)
-    os.makedirs(prometheus_home(data_dir), mode=0o755, exist_ok=True)
-    process = _prometheus_process(data_dir)
-    process.start(
-        [binary, f"--config.file={os.devnull}", f"--storage.tsdb.path={os.path.abspath(data_dir)}",
-         "--storage.tsdb.retention.time=100y", f"--web.listen-address=127.0.0.1:{port}"])
-    url = f"http://127.0.0.1:{port}"
-    wait_ready(url, alive=lambda: process.pid() is not None)
-    if not serves(url, data_dir):
-        process.stop()
-        raise ReplayImportError(f"the Prometheus answering at {url} does not serve {data_dir}: give --port")
-    return url
-
-
-def _check_port(port: int) -> None:
-    """What answers on a taken port would be another Prometheus, with other data."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        # As Prometheus binds: a port whose last connections still wait out TIME_WAIT is free to it.
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            raise ReplayImportError(f"127.0.0.1:{port} is in use (another replay Prometheus?): give --port, or "
-                                    "stop what listens there") from None
-
-
-def stop_replay_prometheus(data_dir: str) -> bool:
-    return _prometheus_process(data_dir).stop(timeout=30)
 
 
 def _texts_settings(args) -> ConnectionSettings:
@@ -238,8 +194,8 @@ def _import(args) -> None:
     index = find_index(args.dashboards_index)
     rules = []
     if not args.no_start:
-        _check_home(args.data_dir)
-        _check_port(args.port)
+        replay_prometheus.check_home(args.data_dir)
+        replay_prometheus.check_port(args.port)
         files = args.rules or [f for f in DEFAULT_RULES if os.path.exists(f)]
         if not files:
             print("innodb-replay import: no recording rules to compute (no checkout's alerts/rules/ here): give "
@@ -248,18 +204,9 @@ def _import(args) -> None:
     result = import_bundle(args.bundle, args.data_dir, args.promtool_timeout, progress=True)
     url = None
     if not args.no_start:
-        url = start_replay_prometheus(args.data_dir, args.port)
-        with tempfile.TemporaryDirectory(prefix="innodb-replay-rules-") as scratch:
-            runs = missing_rule_runs(rules, metric_names(url))
-            for number, run in enumerate(runs, start=1):
-                path = write_rules(run, os.path.join(scratch, f"run{number}.yml"))
-                blocks = backfill_rules(url, path, result.manifest, args.data_dir, args.promtool_timeout)
-                names = ", ".join(sorted({r["record"] for r in run}))
-                print(f"recording rules the bundle lacks, run {number} of {len(runs)}: {names} "
-                      f"(TSDB blocks written: {blocks})", file=sys.stderr)
-                if blocks:
-                    stop_replay_prometheus(args.data_dir)  # it loads the new blocks on start
-                    url = start_replay_prometheus(args.data_dir, args.port)
+        url = replay_prometheus.start(args.data_dir, args.port)
+        url = replay_prometheus.compute_missing_rules(url, rules, result.manifest, args.data_dir, args.port,
+                                                      args.promtool_timeout)
     _print_import(result, url, args, index)
 
 
@@ -339,12 +286,16 @@ def main(argv=None) -> int:
             return _record(args)
         elif args.command == "import":
             _import(args)
+        elif args.command == "report":
+            report.checkout()
+            from .report.build import run
+            return run(args)
         elif args.command == "impact":
             _impact(args)
         else:
-            print("stopped" if stop_replay_prometheus(args.data_dir) else "no replay Prometheus was running")
+            print("stopped" if replay_prometheus.stop(args.data_dir) else "no replay Prometheus was running")
     except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError,
-            ImpactError) as exc:
+            ImpactError, report.ReportError) as exc:
         print(f"innodb-replay {args.command}: {printable(exc, 1000)}", file=sys.stderr)
         return 1
     except OSError as exc:  # a file or directory the command was given: its name, not a traceback

@@ -70,6 +70,49 @@ class Prometheus:
         query = f"{selector}[{end_ms - start_ms + 1}ms]"
         return self.get("/api/v1/query", query=query, time=f"{end_ms / 1000:.3f}")["result"]
 
+    def samples(self, selector: str, start_ms: int, end_ms: int, piece_ms: int = limits.HOUR_MS * 24) -> dict:
+        """Every stored sample of the selector in [start, end], a day at a time: {labels: [(ms, value)]}, labels
+        as a sorted tuple of (name, value) pairs without __name__."""
+        out: dict[tuple, list[tuple[int, float]]] = {}
+        low, first = start_ms, True
+        while True:
+            high = min(low + piece_ms, end_ms)
+            for result in self.raw(selector, low, high):
+                labels = tuple(sorted((k, v) for k, v in result["metric"].items() if k != "__name__"))
+                kept = [(round(float(t) * 1000), float(v)) for t, v in result.get("values", [])]
+                # A sample on a piece's boundary belongs to the earlier piece.
+                out.setdefault(labels, []).extend((t, v) for t, v in kept if (low <= t if first else low < t) and t <= high)
+            if high >= end_ms:
+                break
+            low, first = high, False
+        return {labels: sorted(values) for labels, values in out.items() if values}
+
+    def query_range(self, expr: str, start_s: float, end_s: float, step_s: float) -> list[dict]:
+        """A range query in pieces of at most 10,000 steps (Prometheus answers at most 11,000 points a series),
+        the pieces of each series joined: [{"metric": labels, "values": [(seconds, value)]}]."""
+        out: dict[tuple, dict] = {}
+        piece = step_s * 10_000
+        low = start_s
+        while low <= end_s:
+            high = min(low + piece, end_s)
+            for result in self.get("/api/v1/query_range", query=expr, start=f"{low:.3f}", end=f"{high:.3f}",
+                                   step=f"{step_s:g}")["result"]:
+                entry = out.setdefault(tuple(sorted(result["metric"].items())), {"metric": result["metric"],
+                                                                                 "values": []})
+                entry["values"] += [(float(t), float(v)) for t, v in result["values"]]
+            low = high + step_s
+        return list(out.values())
+
+    def series(self, match: str, start_ms: int, end_ms: int) -> list[dict]:
+        """The label sets of the series ``match`` selects in the window."""
+        return self.get("/api/v1/series", **{"match[]": match, "start": f"{start_ms / 1000:.3f}",
+                                             "end": f"{end_ms / 1000:.3f}"})
+
+    def names(self, start_ms: int, end_ms: int) -> set[str]:
+        """The metric names with samples in the window."""
+        return set(self.get("/api/v1/label/__name__/values", start=f"{start_ms / 1000:.3f}",
+                            end=f"{end_ms / 1000:.3f}"))
+
     def metadata(self) -> dict[str, dict]:
         data = self.get("/api/v1/metadata")
         return {name: {"type": m[0].get("type", ""), "help": m[0].get("help", ""), "unit": m[0].get("unit", "")}
@@ -151,21 +194,32 @@ def add_captures(writer: BundleWriter, exporter: Endpoint, chosen: list[tuple[st
     parse BUNDLE`` reads their status texts). Returns (kept, gone): a capture the exporter removed since
     the listing is left out."""
     kept = gone = 0
+    for capture_id, texts in capture_texts(exporter, chosen):
+        if texts is None:
+            gone += 1
+            continue
+        for name, data in texts:
+            if not writer.add_text(f"{capture_id}-{name}", data):
+                raise ExportError(f"capture {capture_id}: {name} is larger than import takes")
+        kept += 1
+    return kept, gone
+
+
+def capture_texts(exporter: Endpoint, chosen: list[tuple[str, list[str]]]):
+    """(capture id, [(file, text)]) of each chosen capture, read off the exporter; None for the files of one it
+    removed since the listing."""
     for capture_id, names in chosen:
         texts = []
         try:
             for name in names:
-                texts.append((name, exporter.get(30, limits.TEXT_BYTES, f"/captures/{capture_id}/{name}")))
+                texts.append((name, exporter.get(30, limits.TEXT_BYTES, f"/captures/{capture_id}/{name}")
+                              .decode("utf-8", "replace")))
         except EndpointError as exc:
             if exc.status == 404:
-                gone += 1
+                yield capture_id, None
                 continue
             raise ExportError(f"--captures {exporter.url}: capture {capture_id}: {exc}") from None
-        for name, data in texts:
-            if not writer.add_text(f"{capture_id}-{name}", data.decode("utf-8", "replace")):
-                raise ExportError(f"capture {capture_id}: {name} is larger than import takes")
-        kept += 1
-    return kept, gone
+        yield capture_id, texts
 
 
 def _parse_iso_ms(text: str) -> int | None:

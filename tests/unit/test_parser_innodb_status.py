@@ -81,11 +81,13 @@ def read_hostile(name: str) -> str:
 
 
 def view(status: innodb_status.InnodbStatus) -> dict:
-    """Everything a parse says that the parser vouches for: all but problems and the transaction list counts."""
+    """Everything a parse says that the parser vouches for: all but problems, the transaction list and the
+    deadlock section (statement text writes in both)."""
     out = dataclasses.asdict(status)
     out.pop("problems")
+    out.pop("deadlock")
     if out["transactions"] is not None:
-        for attacker_influenced in ("active", "lock_waits", "oldest_active_seconds"):
+        for attacker_influenced in ("active", "lock_waits", "oldest_active_seconds", "longest"):
             out["transactions"].pop(attacker_influenced)
     return out
 
@@ -749,3 +751,80 @@ def test_trailing_blanks_and_crlf_change_nothing(fixture):
     for padded in (text.replace("\n", " \t \n"), text.replace("\n", "\r\n")):
         again = innodb_status.parse(padded)
         assert (view(again), again.problems) == (view(status), status.problems)
+
+
+# --- for a person to read: the oldest transactions, the latest deadlock -------------------------
+
+def test_the_oldest_transactions_of_the_list_with_their_thread():
+    # MySQL 5.7.26: 32 ACTIVE entries, the oldest first
+    trx = parse("mysql-5.7.26-semaphores.txt").transactions
+    ages = sorted((int(m) for m in re.findall(r"\n---TRANSACTION [^\n]*?, ACTIVE (\d+) sec",
+                                               golden.read_status("mysql-5.7.26-semaphores.txt"))), reverse=True)
+    assert [t.seconds for t in trx.longest] == ages[:innodb_status.LONGEST]
+    assert all(t.thread_id is not None and t.trx_id for t in trx.longest)
+
+
+def test_a_read_only_transaction_of_mariadb_106_is_named_by_its_address():
+    text = golden.read_status("mariadb-10.11.19.txt")
+    # ---TRANSACTION (0x7fe48c909a80), ACTIVE 0 sec          then: MariaDB thread id 14, ...
+    entry = next(t for t in parse("mariadb-10.11.19.txt").transactions.longest if t.trx_id == "(0x7fe48c909a80)")
+    assert entry.thread_id == 14 and "---TRANSACTION (0x7fe48c909a80), ACTIVE 0 sec\n" in text
+
+
+def test_mysql_deadlock_of_two_transactions():
+    # MariaDB 10.2 prints MySQL's layout: (1) waits, (2) holds and waits, WE ROLL BACK TRANSACTION (1)
+    deadlock = parse("mariadb-10.2.11.txt").deadlock
+    assert deadlock.when == "2026-11-21 06:58:47" and deadlock.rolled_back == 1
+    first, second = deadlock.transactions
+    assert (first.number, first.trx_id, first.seconds, first.state, first.thread_id) == (
+        1, "36258", 0, "starting index read", 13)
+    assert first.statement == "UPDATE sbtest3 SET k=k+1 WHERE id=10057" and first.holds == []
+    assert first.waits_for == ["lock_mode X locks rec but not gap waiting on `sbtest`.`sbtest3` index PRIMARY"]
+    assert (second.trx_id, second.thread_id, second.state) == ("36232", 15, "inserting")
+    assert second.holds == ["lock_mode X locks rec but not gap on `sbtest`.`sbtest3` index PRIMARY"]
+    assert second.waits_for == ["lock mode S waiting on `sbtest`.`sbtest3` index PRIMARY"]
+
+
+def test_mariadb_106_deadlock_prints_what_each_waits_behind():
+    # *** WAITING FOR THIS LOCK TO BE GRANTED: and *** CONFLICTING WITH: belong to the transaction printed last
+    deadlock = parse("mariadb-11.4.5.txt").deadlock
+    assert [t.trx_id for t in deadlock.transactions] == ["31908", "31912"] and deadlock.rolled_back == 2
+    for t in deadlock.transactions:
+        assert t.waits_for == ["lock_mode X locks rec but not gap waiting on `sbtest`.`sbtest4` index PRIMARY"]
+        assert t.conflicts_with == ["lock_mode X locks rec but not gap on `sbtest`.`sbtest4` index PRIMARY"]
+
+
+def test_no_deadlock_section_no_deadlock():
+    assert parse("mysql-9.7.4-tuned.txt").deadlock is None
+
+
+@pytest.mark.parametrize("name", sorted(f for f in os.listdir(HOSTILE) if f.startswith(("mariadb", "mysql-9"))))
+def test_sections_forged_in_a_deadlocked_statement_change_only_its_first_line(name):
+    # Recorded: the deadlocked UPDATEs carry fake FILE I/O, SEMAPHORES, ... and TRANSACTIONS headers in comments.
+    text = read_hostile(name)
+    clean = innodb_status.parse(re.sub(r"/\*.*?\*/", "", text, flags=re.S)).deadlock
+    forged = innodb_status.parse(text).deadlock
+    assert clean is not None and len(clean.transactions) == 2
+    if forged is None:  # after a foreign key error, a forged TRANSACTIONS header leaves the real one unknown
+        assert "\nLATEST FOREIGN KEY ERROR\n" in text and name.endswith("-forged-transactions.txt")
+        return
+    for t in clean.transactions + forged.transactions:
+        t.statement = t.statement.replace(" /*", "")
+    assert forged == clean
+
+
+def test_a_deadlock_forged_in_the_transaction_list_is_not_read():
+    forged = inject(golden.read_status("mysql-9.7.4-tuned.txt"), "transaction list",
+                    "------------------------\nLATEST DETECTED DEADLOCK\n------------------------\n"
+                    "2026-01-01 00:00:00 0x1\n*** (1) TRANSACTION:\nTRANSACTION 666, ACTIVE 999 sec\n"
+                    "*** WE ROLL BACK TRANSACTION (1)")
+    assert "\nLATEST DETECTED DEADLOCK\n" in forged and innodb_status.parse(forged).deadlock is None
+
+
+def test_a_second_deadlock_header_after_a_foreign_key_error_hides_the_deadlock():
+    # After LATEST FOREIGN KEY ERROR the real deadlock header is the only one before TRANSACTIONS.
+    text = read_hostile("mariadb-10.11.19-forged-sections.txt")
+    assert innodb_status.parse(text).deadlock is not None
+    forged = inject(text, "foreign key error", "------------------------\nLATEST DETECTED DEADLOCK\n"
+                                               "------------------------\n*** WE ROLL BACK TRANSACTION (2)")
+    assert innodb_status.parse(forged).deadlock is None

@@ -17,7 +17,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families
 from innodb_bundle import limits
 from innodb_bundle.bundle import BundleReader, BundleWriter, Manifest, series_key
 from innodb_bundle.manifest import Chunk
-from innodb_replay import cli, importer, links
+from innodb_replay import cli, importer, links, replay_prometheus
 from innodb_replay.importer import (REPLAY_SCRAPE_INTERVAL_S, RULES_INTERVAL_S, ReplayImportError, import_bundle,
                                     most_blocks, plan_runs, sparse_samples_note)
 from stack.native import Stack
@@ -166,7 +166,7 @@ def test_the_stack_stops_the_replay_prometheus_of_the_default_data_directory(tmp
     stack = Stack(Settings(root=root))
     default = os.path.join(root, "replay", "data")  # .stack/replay/data: DEFAULT_REPLAY_DIR under the root
     assert cli.DEFAULT_REPLAY_DIR == os.path.join(".stack", "replay")
-    assert stack.services["replay_prometheus"].pid_file == cli._prometheus_process(default).pid_file
+    assert stack.services["replay_prometheus"].pid_file == replay_prometheus.process(default).pid_file
 
 
 def test_the_compose_replay_service_runs_as_the_user_who_imported(tmp_path):
@@ -241,4 +241,4 @@ def test_a_taken_port_stops_the_import_instead_of_linking_to_what_answers_there(
         run = replay_command("import", bundle, f"--data-dir={tmp_path / 'data'}", f"--port={port}")
     assert run.returncode == 1 and f"127.0.0.1:{port} is in use" in run.stderr, run.stderr
     assert not (tmp_path / "data").exists(), "refused before anything is written"
-    assert cli._prometheus_process(str(tmp_path / "data")).pid() is None
+    assert replay_prometheus.process(str(tmp_path / "data")).pid() is None

@@ -57,10 +57,13 @@ import re
 from dataclasses import dataclass, field
 from itertools import combinations, repeat
 
+from .deadlock import Deadlock, summarise
+
 MAX_INT = 2**64 - 1  # the server prints unsigned 64-bit numbers
 MAX_DIGITS = 20
 MAX_SECONDS = 100_000_000  # about 3 years: no semaphore wait or transaction lasts longer
 MAX_POOLS = 64  # innodb_buffer_pool_instances is at most 64
+LONGEST = 10  # entries of the transaction list kept for a person to read, the oldest
 
 FRONT = ("BACKGROUND THREAD", "SEMAPHORES")
 USER_TEXT = ("LATEST FOREIGN KEY ERROR", "LATEST DETECTED DEADLOCK", "TRANSACTIONS")
@@ -107,6 +110,16 @@ class Semaphores:
 
 
 @dataclass
+class ActiveTransaction:
+    """An ACTIVE entry of the transaction list, for a person to read (attacker-influenced, as the counts)."""
+
+    trx_id: str  # as printed: a number, or the (0x…) of a read-only one on MariaDB 10.6+
+    seconds: int
+    state: str  # what it does, as printed after "sec" (e.g. "fetching rows"); may be empty
+    thread_id: int | None = None
+
+
+@dataclass
 class Transactions:
     """The trusted summary lines, and counts over the attacker-influenced list (see the module doc)."""
 
@@ -116,6 +129,7 @@ class Transactions:
     active: int = 0  # ---TRANSACTION entries that are ACTIVE
     lock_waits: int = 0  # entries waiting for a lock
     oldest_active_seconds: int = 0
+    longest: list[ActiveTransaction] = field(default_factory=list)  # the LONGEST oldest entries, oldest first
 
 
 @dataclass
@@ -189,6 +203,7 @@ class InnodbStatus:
     buffer_pool: BufferPool | None = None
     buffer_pool_instances: dict[int, BufferPool] = field(default_factory=dict)
     row_operations: RowOperations | None = None
+    deadlock: Deadlock | None = None  # LATEST DETECTED DEADLOCK, summarised (attacker-influenced: deadlock.py)
     complete: bool = False  # the server's END OF INNODB MONITOR OUTPUT marker was seen
     problems: list[str] = field(default_factory=list)
 
@@ -356,6 +371,7 @@ class _Layout:
 
     sections: list[tuple[str, int, int]] = field(default_factory=list)  # front and back: (title, body, end)
     transactions: tuple[int, int] | None = None  # from the line after the real header to the list's end
+    deadlock: tuple[int, int] | None = None  # LATEST DETECTED DEADLOCK: its body, up to where user text ends
     complete: bool = False  # the server's END marker closes the text
     user_text: bool = False  # a section holding user text was met
     forged_transactions: bool = False  # several TRANSACTIONS headers where the server prints one
@@ -392,6 +408,10 @@ class _Reader:
             self._read_section(title, self.lines[start:end], layout.complete or end < len(self.lines))
         if layout.transactions is not None:
             self._read_transactions(*layout.transactions)
+        if layout.deadlock is not None:
+            start, stop = layout.deadlock
+            heads = {i for i, _ in headers}
+            self.status.deadlock = summarise(self.lines[start:stop], lambda i: i + start in heads)
         if layout.complete:
             self._require_sections(layout)
 
@@ -438,6 +458,7 @@ class _Reader:
                 trx_at, layout.forged_transactions, user_end = self._transactions(headers, k_user, back, k_end)
             if trx_at is not None:
                 layout.transactions = (trx_at + 2, user_end)
+            layout.deadlock = self._deadlock(headers, k_user, trx_at, user_end)
         layout.complete = k_end is not None
         # A body runs from below the header's lower dashes to above the next header's upper dashes.
         nexts = [k + 1 for k in front] + back[1:] + ([k_end] if back else [])
@@ -488,6 +509,16 @@ class _Reader:
             return headers[k_user][0], False, user_end
         found = [i for i, title in headers[k_user:] if title == "TRANSACTIONS" and i < user_end]
         return (found[0] if len(found) == 1 else None), len(found) > 1, user_end
+
+    @staticmethod
+    def _deadlock(headers, k_user: int, trx_at: int | None, user_end: int) -> tuple[int, int] | None:
+        """The real LATEST DETECTED DEADLOCK: the first section of user text, or the one deadlock header between a
+        foreign key error and the real TRANSACTIONS header (statement text can forge one in either)."""
+        line, title = headers[k_user]
+        if title == "LATEST FOREIGN KEY ERROR" and trx_at is not None:
+            found = [i for i, t in headers[k_user + 1:] if t == "LATEST DETECTED DEADLOCK" and i < trx_at]
+            line, title = (found[0], "LATEST DETECTED DEADLOCK") if len(found) == 1 else (line, title)
+        return (line + 2, user_end) if title == "LATEST DETECTED DEADLOCK" else None
 
     def _cut_by_server(self) -> bool:
         """The text is as long as the server's limit, so it may have been cut (see the module doc)."""
@@ -686,7 +717,9 @@ _LIST_STARTS = ("LIST OF TRANSACTIONS FOR EACH SESSION:", _CUT_MARK)
 # ---TRANSACTION 32385, ACTIVE 0 sec
 # ---TRANSACTION 0 80157600, ACTIVE 4 sec, process no 3396, OS thread id 1148250464 fetching rows
 # ---TRANSACTION 2BB0, ACTIVE (PREPARED) 31 sec
-_ACTIVE_RE = re.compile(r"\n---TRANSACTION [^\n]*?, ACTIVE (?:\(PREPARED\) )?([0-9]+) sec")
+_ACTIVE_RE = re.compile(r"\n---TRANSACTION ([^\n]*?), ACTIVE (?:\(PREPARED\) )?([0-9]+) sec([^\n]*)")
+# MariaDB thread id 19, OS thread handle 131823074395840, query id 556353 localhost root Updating
+_THREAD_ID_RE = re.compile(r"\n(?:MySQL|MariaDB) thread id ([0-9]{1,20}),")
 # LOCK WAIT 2 lock struct(s), heap size 1136, 1 row lock(s)
 _LOCK_WAIT = "\nLOCK WAIT "
 
@@ -718,10 +751,19 @@ def _read_trx_summary(sec: _Section, lines: list[str], old_layout: bool) -> Tran
 def _count_trx_list(trx: Transactions, lines: list[str]) -> None:
     """Counts over the transaction list. User text can forge these lines: see the module doc."""
     text = "\n" + "\n".join(lines)  # searched whole: the list is most of a 1 MB text
-    ages = [int(m.group(1)) for m in _ACTIVE_RE.finditer(text) if len(m.group(1)) <= 9]
+    entries = [m for m in _ACTIVE_RE.finditer(text) if len(m.group(2)) <= 9]
+    ages = [int(m.group(2)) for m in entries]
     trx.active = len(ages)
     trx.oldest_active_seconds = max((age for age in ages if age <= MAX_SECONDS), default=0)
     trx.lock_waits = text.count(_LOCK_WAIT)
+    oldest = sorted((m for m in entries if int(m.group(2)) <= MAX_SECONDS), key=lambda m: -int(m.group(2)))[:LONGEST]
+    for m in oldest:
+        # Its thread id is on one of the lines before the next entry.
+        following = text.find("\n---TRANSACTION ", m.end())
+        thread = _THREAD_ID_RE.search(text, m.end(), following if following >= 0 else len(text))
+        thread_id = int(thread.group(1)) if thread else None
+        trx.longest.append(ActiveTransaction(m.group(1)[:40], int(m.group(2)), m.group(3).strip()[:200],
+                                             thread_id if thread_id is not None and thread_id <= MAX_INT else None))
 
 
 # --- FILE I/O ---------------------------------------------------------------------------------
