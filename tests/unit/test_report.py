@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from alerts import mixin
-from innodb_exporter.capture import service
+from innodb_exporter.capture import snapshots
 from innodb_replay.cli import main
 from innodb_replay.report import build, charts, evidence, incident, page, runbooks
 from innodb_replay.report.incident import AlertFired, ChartData, Drawn, Incident, Server, SettingChange, Span
@@ -93,9 +93,10 @@ HELD = "421337"
 
 def capture_texts(status_fixture: str = "mariadb-10.2.11.txt") -> list[tuple[str, str]]:
     """A capture as export --captures keeps it: a verbatim status text, INNODB_TRX as the exporter writes it."""
-    trx = service._tsv(service.READS[2].header, [
+    trx = snapshots.render(snapshots.READS[2], [
         ("421990", "RUNNING", "2026-09-21 06:45:00", 2, 41, None, 1, 3, 1, 1, "REPEATABLE READ", "<64 bytes, sha256 1f>"),
-        (HELD, "RUNNING", "2026-09-21 06:03:10", 2510, 17, None, 0, 2, 0, 1, "REPEATABLE READ", None)])
+        (HELD, "RUNNING", "2026-09-21 06:03:10", 2510, 17, None, 0, 2, 0, 1, "REPEATABLE READ", None)],
+        keep_text=True)  # the statement is given as the digest the exporter would have written
     manifest = {"id": CAPTURE_ID, "instance": "db1:3306", "server": "db1:3306", "started": "2026-09-21T06:45:00+00:00",
                 "alerts": [{"labels": {"alertname": "InnoDBHistoryListGrowing", "severity": "warning"},
                             "startsAt": "2026-09-21T06:44:30Z"}],

@@ -15,7 +15,7 @@ from innodb_bundle.bundle import BundleError
 from innodb_bundle.manifest import load_json
 from innodb_bundle.terminal import printable
 from innodb_exporter import moment, offline
-from innodb_exporter.capture.service import ID_RE, MANIFEST as CAPTURE_MANIFEST
+from innodb_exporter.capture.store import ID_RE, MANIFEST as CAPTURE_MANIFEST
 from innodb_exporter.parsers.innodb_status import InnodbStatus
 
 TOP = 5  # transactions and latches listed per capture
