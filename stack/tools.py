@@ -14,7 +14,7 @@ Environment:
                         as the go command reads them (a fresh GOMODCACHE and GOCACHE build from nothing)
 
 Building needs Go (the version each module's go.mod asks for, or later) and the Go module proxy; from
-nothing it takes minutes (promtool about 5, prometheus 1 more, Thanos about 10 on 2 cores), with a line
+nothing it takes minutes (promtool about 5, prometheus 1 more, Thanos about 4 on 2 cores), with a line
 of progress every 20 s. Two processes never build the same tool at once (a lock file), and a tool counts
 as built only once its marker is written: an interrupted build is started again from nothing.
 """
@@ -54,19 +54,23 @@ class Tool:
     # Thanos' go.mod replaces some of its dependencies, which `go install module@version` refuses: it is built
     # in a module of our own that requires it and repeats those replace lines.
     own_module: bool = False
+    tags: tuple[str, ...] = ()  # build tags
 
     def describe(self) -> str:
         return f"{self.package}@{self.module_version}"
 
 
 # Prometheus 3.16 is published as the Go module v0.316.0 (its tag v3.16.0 on the same commit). Thanos v0.42.4
-# is the newest release whose go.mod asks for a Go this machine has (1.26.0; v0.42.5 asks for 1.26.10).
+# is the newest release whose go.mod asks for a Go this machine has (1.26.0; v0.42.5 asks for 1.26.10). Thanos
+# is built with the tags of its own release builds (.promu.yml): slicelabels above all, which keeps
+# Prometheus' labels a slice, as Thanos' gRPC code reads them (without it a sidecar panics on the first call
+# of Thanos Query, sizing a message from labels it misreads).
 PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0", "3.16.0")
 TOOLS = {
     "promtool": Tool("promtool", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/promtool", PROMETHEUS[2]),
     "prometheus": Tool("prometheus", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/prometheus", PROMETHEUS[2]),
     "thanos": Tool("thanos", "github.com/thanos-io/thanos", "v0.42.4", "github.com/thanos-io/thanos/cmd/thanos",
-                   "0.42.4", own_module=True),
+                   "0.42.4", own_module=True, tags=("netgo", "slicelabels")),
 }
 
 
@@ -98,8 +102,9 @@ def built(name: str) -> dict | None:
     except (OSError, ValueError):
         return None
     tool = TOOLS[name]
-    current = (marker.get("revision"), marker.get("package"), marker.get("module_version"))
-    if current != (REVISION, tool.package, tool.module_version) or not os.access(binary_path(name), os.X_OK):
+    current = (marker.get("revision"), marker.get("package"), marker.get("module_version"), marker.get("tags", []))
+    wanted = (REVISION, tool.package, tool.module_version, list(tool.tags))
+    if current != wanted or not os.access(binary_path(name), os.X_OK):
         return None
     return marker
 
@@ -230,7 +235,7 @@ def _build(tool: Tool, go: str) -> None:
          f"nothing (log: {log_path})")
     user = f"innodb-stack@{os.uname().nodename}"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H:%M:%S")
-    flags = ["-v", "-trimpath", "-ldflags", ldflags(tool, user, date)]
+    flags = ["-v", "-trimpath", "-ldflags", ldflags(tool, user, date), *(["-tags", ",".join(tool.tags)] * bool(tool.tags))]
     with open(log_path, "w") as log:
         progress = _Progress(tool.name, log)
         reporter = threading.Thread(target=progress.report, args=(started,), daemon=True)
@@ -249,14 +254,15 @@ def _build(tool: Tool, go: str) -> None:
                      f"go install {tool.describe()}", progress, extra_env={"GOBIN": os.path.join(work, "bin")})
         finally:
             progress.done.set()
-    printed = subprocess.run([os.path.join(work, "bin", tool.name), "--version"], capture_output=True,
-                             text=True).stdout
+    answer = subprocess.run([os.path.join(work, "bin", tool.name), "--version"], capture_output=True, text=True)
+    printed = answer.stdout or answer.stderr  # Thanos prints its version on standard error
     if tool.version not in printed.split("\n")[0]:
         raise ToolError(f"the {tool.name} built says {printed.splitlines()[:1]}, not version {tool.version}; "
                         f"log: {log_path}")
     with open(os.path.join(work, MARKER), "w") as f:
         json.dump({"name": tool.name, "revision": REVISION, "package": tool.package,
-                   "module_version": tool.module_version, "version": tool.version, "go": go_version,
+                   "module_version": tool.module_version, "tags": list(tool.tags), "version": tool.version,
+                   "go": go_version,
                    "built": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                    "seconds": round(time.monotonic() - started), "modules_downloaded": progress.modules,
                    "packages_compiled": progress.packages}, f, indent=1, sort_keys=True)
