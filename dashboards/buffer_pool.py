@@ -5,6 +5,7 @@ from __future__ import annotations
 from signals import innodb as s
 from signals.promql import binary, innodb, max_by, mysqld, rate
 
+from .colors import label_values
 from .common import CONFIG, GREEN, ORANGE, RED, Query, View, dashboard, panel
 
 UID = "innodb-buffer-pool"
@@ -41,39 +42,42 @@ LRU_DEPTH = View(
     "the demand. (MariaDB 10.5+ has one buffer pool.)",
     steps=((1, ORANGE),), min=0, soft_max=1,
 )
+LRU_KINDS = ("lru", "single_page")
 LRU_FLUSHING = View(
     "LRU flushing and single page flushes",
-    (Query(rate(innodb("innodb_flush_pages_total", 'kind=~"lru|single_page"')), "{{kind}}"),
-     Query(FREE_SEARCH, "free page demand")),
+    (Query(rate(innodb("innodb_flush_pages_total", f'kind=~"{"|".join(LRU_KINDS)}"')), "{{kind}}", values=LRU_KINDS),
+     Query(FREE_SEARCH, "free page requests")),
     s.PAGES_PER_SECOND,
     "Pages flushed from the LRU tail per second, against the free page demand. Healthy: LRU flushing follows "
     "the demand and there are no single page flushes (a user thread flushing a page itself, MySQL only).",
     min=0,
 )
+PARTS = ("free", "data", "misc")  # the pool's pages, whole (dirty pages are part of data)
 PAGES = View(
     "Buffer pool pages by state",
-    (Query(innodb("innodb_buffer_pool_pages", 'state=~"free|data|misc"'), "{{state}}"),),
+    (Query(innodb("innodb_buffer_pool_pages", f'state=~"{"|".join(PARTS)}"'), "{{state}}", values=PARTS),),
     "short",
     "Free, data and misc pages, stacked to the pool's size (dirty pages are part of data). Healthy for an "
     "in-memory workload: free pages do not run down to nothing under load (Kravtchuk: 'why is the amount "
     "of free pages going down?').",
-    min=0, stacked=True,
+    min=0, stacked=True, decimals=0,
 )
 DIRTY = View(
     "Dirty pages",
-    (Query(innodb("innodb_buffer_pool_pages", 'state="dirty"'), "dirty pages"),),
-    "short",
-    "Modified pages not yet flushed. Healthy: steady; a steady climb means flushing lags the writes.",
+    (Query(s.DIRTY_PAGES_RATIO, "dirty pages"),),
+    s.DIRTY_PAGES_RATIO.unit,
+    "Modified pages not yet flushed, as a share of the buffer pool (as on the Overview). Healthy: steady, under "
+    "innodb_max_dirty_pages_pct; a steady climb means flushing lags the writes.",
     min=0,
 )
 PENDING = View(
     "Pending reads and writes",
     (Query(s.PENDING_READS, "reads"),
-     Query(s.PENDING_WRITES, "writes: {{kind}}")),
+     Query(s.PENDING_WRITES, "writes: {{kind}}", values=label_values("innodb_buffer_pool_pending_writes"))),
     "short",
     f"IO requests waiting for storage, sampled at each scrape. Healthy: averages under {CONFIG['pending_io_high']} "
     "(Kinoshita 2010: above 10 on average means IO bound). Alerts: InnoDBPendingReadsHigh, InnoDBPendingWritesHigh.",
-    steps=((CONFIG["pending_io_high"], ORANGE),), min=0, soft_max=CONFIG["pending_io_high"],
+    steps=((CONFIG["pending_io_high"], ORANGE),), min=0, soft_max=CONFIG["pending_io_high"], decimals=0,
 )
 HIT_RATIO = View(
     "Buffer pool hit ratio",
@@ -87,12 +91,14 @@ HIT_RATIO = View(
 )
 INSTANCES = View(
     "Pages per buffer pool instance",
-    (Query(innodb("innodb_buffer_pool_instance_pages", 'state=~"free|dirty"'), "pool {{pool}} {{state}}"),),
+    (Query(innodb("innodb_buffer_pool_instance_pages", 'state=~"free|dirty"'), "pool {{pool}} {{state}}",
+           series=8),),  # free and dirty of up to 4 instances
     "short",
     "Free and dirty pages of each buffer pool instance. Healthy: the instances look alike; one running out of "
     "free pages alone points to a hot spot.",
-    min=0, no_data_on_mariadb="MariaDB 10.5+ has a single buffer pool, and prints no per-instance section.",
-    no_value="No data with a single buffer pool instance (always on MariaDB 10.5+)",
+    min=0, decimals=0,
+    no_data_on_mariadb="MariaDB 10.5+ has a single buffer pool, and prints no per-instance section.",
+    no_value="No data: a single buffer pool instance",
 )
 
 VIEWS = (FREE_PAGE_DEMAND, LRU_DEPTH, LRU_FLUSHING, PAGES, DIRTY, PENDING, HIT_RATIO, INSTANCES)

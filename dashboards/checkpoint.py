@@ -5,6 +5,7 @@ from __future__ import annotations
 from signals import innodb as s
 from signals.promql import innodb, rate, sum_by
 
+from .colors import REFERENCE, label_values
 from .common import CONFIG, ORANGE, RED, YELLOW, Query, View, dashboard, panel
 
 UID = "innodb-checkpoint"
@@ -16,7 +17,7 @@ AGE_LIMITS = View(
      Query(s.CHECKPOINT_ASYNC, "async flush point", limit=True, color=YELLOW),
      Query(s.CHECKPOINT_SYNC, "sync flush point", limit=True, color=ORANGE),
      Query(s.CHECKPOINT_MAX, "max checkpoint age", limit=True, color=RED),
-     Query(innodb("innodb_redo_capacity_bytes"), "REDO capacity", limit=True, color="purple")),
+     Query(innodb("innodb_redo_capacity_bytes"), "REDO capacity", limit=True, color=REFERENCE)),
     "bytes",
     "REDO written since the last checkpoint, against the points where flushing turns aggressive (async), "
     "user threads flush (sync; on MariaDB the max itself) and writers stall (max). Healthy: checkpoint age stays under "
@@ -49,10 +50,10 @@ FLUSH_AGE = View(
 )
 FLUSH_RATE = View(
     "Flush rate by kind against the target",
-    (Query(sum_by(("kind",), s.FLUSH_PAGES.expr), "{{kind}}"),
+    (Query(sum_by(("kind",), s.FLUSH_PAGES.expr), "{{kind}}", values=label_values("innodb_flush_pages_total")),
      Query(s.PAGES_FLUSHED, "all pages flushed"),
      Query(innodb("innodb_flush_target_pages", 'reason="requested"'), "target: pages requested per pass (≈ 1 s)",
-           limit=True, color=RED, dimension="count/s")),  # pages per pass, about one pass a second
+           limit=True, color=REFERENCE, dimension="count/s")),  # pages per pass, about one pass a second
     s.PAGES_PER_SECOND,
     "Pages flushed per second by kind (adaptive, background, sync, LRU, neighbours) and the number of pages "
     "adaptive flushing asked for in its last pass (about once a second). Healthy: adaptive flushing follows "
@@ -70,15 +71,15 @@ WHO_REQUESTS = View(
     "because of REDO age (InnoDB caps the request at innodb_io_capacity_max). Healthy: requests come from "
     "the dirty pages level; a high REDO multiple means checkpoint age drives flushing and the REDO log is "
     "small for the write rate. On MariaDB 'for the dirty pages level' holds the larger of both.",
-    min=0,
+    min=0, soft_max=1,  # at least one innodb_io_capacity: Grafana draws a flat zero from 0 to 100 otherwise
 )
 FLUSH_TIME = View(
     "Flushing time per pass",
-    (Query(s.FLUSH_AVG_SECONDS, "{{kind}}"),),
+    (Query(s.FLUSH_AVG_SECONDS, "{{kind}}", values=label_values("innodb_flush_avg_seconds")),),
     "s",
     f"Average time of a flushing pass over InnoDB's averaging window. Healthy: under 1 s (Kravtchuk: "
     f"'do we finish flushing within 1 sec?'); InnoDBFlushingSlow warns above {CONFIG['flush_seconds_max']} s.",
-    steps=((CONFIG["flush_seconds_max"], RED),), min=0,
+    steps=((CONFIG["flush_seconds_max"], RED),), min=0, soft_max=CONFIG["flush_seconds_max"],
 )
 STALLS = View(
     "Sync flush waits and log buffer waits",

@@ -5,14 +5,15 @@ from __future__ import annotations
 from signals import innodb as s
 from signals.promql import innodb, mysqld, rate, top_over_range, total
 
+from .colors import SPIN_MODES
 from .common import CONFIG, GREEN, ORANGE, RED, Query, View, dashboard, panel
 
 UID = "innodb-contention"
 TITLE = "InnoDB / Contention"
 NO_SYNC_ARRAY = "MariaDB 10.6+ replaced the sync array; its SEMAPHORES section lists no waits or spins."
 TOP = 10
-NOT_TIMED = ("No data: performance_schema is OFF (MariaDB's default), or times no InnoDB latch (instruments "
-             "wait/synch/%/innodb/% off)")
+NOT_TIMED = ("No data: performance_schema is OFF, or times no InnoDB latch (instruments wait/synch/%/innodb/% "
+             "off)")
 
 
 def _top_latches(metric: str):
@@ -22,33 +23,33 @@ def _top_latches(metric: str):
 
 LATCH_TIME = View(
     f"Latch wait time, top {TOP}",
-    (Query(_top_latches("innodb_latch_wait_seconds_total"), "{{name}}"),),
+    (Query(_top_latches("innodb_latch_wait_seconds_total"), "{{name}}", series=TOP),),
     "percentunit",
     "Time spent waiting per second, per InnoDB latch (performance_schema), as a share of one thread's time: "
     "100% is one thread waiting all the time (several threads waiting at once add up past it). The "
     f"{TOP} latches are those that waited most over the whole range shown. The top of this list is where "
     "threads queue; compare it across changes. Healthy: well under 100%. Needs the wait/synch/%/innodb/% "
     "instruments on (off by default on MariaDB).",
-    min=0, many_series=True, no_value=NOT_TIMED,
+    min=0, no_value=NOT_TIMED,
 )
 LATCH_COUNT = View(
     f"Latch waits, top {TOP}",
-    (Query(_top_latches("innodb_latch_waits_total"), "{{name}}"),),
+    (Query(_top_latches("innodb_latch_waits_total"), "{{name}}", series=TOP),),
     "ops",
     f"Waits per second per InnoDB latch (performance_schema), for the {TOP} latches that waited most often over "
     "the range shown. Many short waits differ from few long ones: read it with the time panel. Healthy: no "
     "latch whose waits grow faster than the load.",
-    min=0, many_series=True, no_value=NOT_TIMED,
+    min=0, no_value=NOT_TIMED,
 )
 SEMAPHORES = View(
     "Threads waiting for a latch (sync array)",
-    (Query(innodb("innodb_semaphore_waiting_threads"), "{{latch}}"),),
+    (Query(innodb("innodb_semaphore_waiting_threads"), "{{latch}}", series=3),),
     "short",
     "Threads waiting for a latch at each scrape, by latch name or creation site (SHOW ENGINE INNODB STATUS, "
     "SEMAPHORES). Kinoshita (2010): sample several times and aggregate by latch; the most frequent is not always "
     "the cause. Healthy: brief, scattered waits.",
-    min=0, soft_max=1, no_data_on_mariadb=NO_SYNC_ARRAY,
-    no_value="No thread waiting for a latch (MariaDB 10.6+ never lists any)",
+    min=0, soft_max=1, decimals=0, no_data_on_mariadb=NO_SYNC_ARRAY,
+    no_value="No thread waits for a latch, or this server keeps no sync array",
 )
 LONGEST_WAIT = View(
     "Longest semaphore wait",
@@ -58,18 +59,17 @@ LONGEST_WAIT = View(
     f"wait; InnoDBSemaphoreWaitLong warns at {CONFIG['semaphore_wait_warning_seconds']} s and pages at "
     f"{CONFIG['semaphore_wait_critical_seconds']} s.",
     steps=((CONFIG["semaphore_wait_warning_seconds"], ORANGE), (CONFIG["semaphore_wait_critical_seconds"], RED)),
-    no_data_on_mariadb=NO_SYNC_ARRAY, no_value="No data on MariaDB 10.6+: no sync array",
-    min=0, soft_max=1,
+    no_data_on_mariadb=NO_SYNC_ARRAY, min=0, soft_max=1,
 )
 SPINS = View(
     "Spin rounds and OS waits",
-    (Query(rate(innodb("innodb_semaphore_spin_rounds_total")), "spin rounds {{mode}}"),
-     Query(rate(innodb("innodb_semaphore_os_waits_total")), "OS waits {{mode}}"),
+    (Query(rate(innodb("innodb_semaphore_spin_rounds_total")), "spin rounds {{mode}}", values=SPIN_MODES),
+     Query(rate(innodb("innodb_semaphore_os_waits_total")), "OS waits {{mode}}", values=SPIN_MODES),
      Query(rate(innodb("innodb_semaphore_os_wait_reservations_total")), "OS wait array reservations")),
     "ops",
     "Spinning and sleeping on latches (SHOW ENGINE INNODB STATUS, SEMAPHORES). Healthy: OS waits a small share "
     "of spins.",
-    min=0, no_data_on_mariadb=NO_SYNC_ARRAY, no_value="No data on MariaDB 10.6+: no sync array",
+    min=0, no_data_on_mariadb=NO_SYNC_ARRAY, no_value="No data: this server keeps no sync array",
 )
 ROW_LOCKS = View(
     "Row lock waits",
@@ -81,12 +81,12 @@ ROW_LOCKS = View(
 )
 MUTEX = View(
     "SHOW ENGINE INNODB MUTEX waits",
-    (Query(top_over_range(TOP, innodb("innodb_mutex_waits_total"), ("name",)), "{{name}}"),),
+    (Query(top_over_range(TOP, innodb("innodb_mutex_waits_total"), ("name",)), "{{name}}", series=TOP),),
     "ops",
     "Waits per second per latch as SHOW ENGINE INNODB MUTEX reports them (dim_STAT's innodbMUTEX). "
     "Healthy: no latch dominates and none grows with the load.",
     min=0, no_data_on_mariadb="SHOW ENGINE INNODB MUTEX returns no rows on MariaDB 10.6+.",
-    no_value="No data on MariaDB 10.6+: SHOW ENGINE INNODB MUTEX is empty",
+    no_value="No data: SHOW ENGINE INNODB MUTEX lists no latch on this server",
 )
 
 NOT_TIMED_COUNT = View(
@@ -105,7 +105,9 @@ VIEWS = (LATCH_TIME, LATCH_COUNT, SEMAPHORES, LONGEST_WAIT, SPINS, ROW_LOCKS, MU
 
 def build():
     d = dashboard(UID, TITLE, "Latch waits top N, semaphore waits, spins, row locks, mutex status.")
-    d = d.with_panel(panel(LATCH_TIME, height=12)).with_panel(panel(LATCH_COUNT, height=12))
-    d = d.with_panel(panel(LONGEST_WAIT, 10)).with_panel(panel(ROW_LOCKS, 10)).with_panel(panel(NOT_TIMED_COUNT, 4))
-    d = d.with_panel(panel(SEMAPHORES, 8)).with_panel(panel(SPINS, 8)).with_panel(panel(MUTEX, 8))
+    # The panels of many series (the top 10s, spins by mode) are wide enough for a legend beside the plot.
+    d = d.with_panel(panel(LATCH_TIME, 10, 12)).with_panel(panel(LATCH_COUNT, 10, 12))
+    d = d.with_panel(panel(NOT_TIMED_COUNT, 4, 12))
+    d = d.with_panel(panel(LONGEST_WAIT, 8)).with_panel(panel(SEMAPHORES, 8)).with_panel(panel(ROW_LOCKS, 8))
+    d = d.with_panel(panel(SPINS)).with_panel(panel(MUTEX))
     return d

@@ -18,7 +18,7 @@ from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from . import buffer_pool, checkpoint, compare, contention, host, overview, purge, redo
 from .common import (ALERT_ANNOTATION, ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION, CAPTURE_ANNOTATION_FORMAT,
-                     DATASOURCE_UID, REPLAY_DATASOURCE_UID)
+                     DATASOURCE_UID, REPLAY_DATASOURCE_UID, SETTINGS_ANNOTATION, SETTINGS_ANNOTATION_FORMAT)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GRAFANA_DIR = os.path.join(HERE, "grafana")
@@ -29,9 +29,16 @@ MODULES = (overview, checkpoint, buffer_pool, purge, redo, contention, host, com
 
 def render(module) -> dict:
     data = json.loads(JSONEncoder(sort_keys=True).encode(module.build().build()))
+    tallest: dict[int, int] = {}
+    for p in data["panels"]:
+        tallest[p["gridPos"]["y"]] = max(tallest.get(p["gridPos"]["y"], 0), p["gridPos"]["h"])
     for number, p in enumerate(data["panels"], start=1):
         p["id"] = number  # stable: the order of the panels in the module
-    formats = {ALERT_ANNOTATION: ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION: CAPTURE_ANNOTATION_FORMAT}
+        # A row as tall as its tallest panel (one grows for its legend's rows): Grafana would float the panels
+        # below into the gap under a shorter one.
+        p["gridPos"]["h"] = tallest[p["gridPos"]["y"]]
+    formats = {ALERT_ANNOTATION: ALERT_ANNOTATION_FORMAT, CAPTURE_ANNOTATION: CAPTURE_ANNOTATION_FORMAT,
+               SETTINGS_ANNOTATION: SETTINGS_ANNOTATION_FORMAT}
     for annotation in data["annotations"]["list"]:
         annotation.update(formats.get(annotation["name"], {}))
     return data

@@ -48,7 +48,7 @@ SEMAPHORE = stat("Longest semaphore wait", s.SEMAPHORE_LONGEST_WAIT, "s",
                  "Longest current latch wait. Healthy: 0 (InnoDBSemaphoreWaitLong; InnoDB aborts at 600 s).",
                  steps=((CONFIG["semaphore_wait_warning_seconds"], ORANGE),
                         (CONFIG["semaphore_wait_critical_seconds"], RED)),
-                 no_data_on_mariadb=contention.NO_SYNC_ARRAY, no_value="None measured: MariaDB 10.6+")
+                 no_data_on_mariadb=contention.NO_SYNC_ARRAY)
 QPS = stat("Queries per second", s.QUERIES, s.QUERIES.unit,
            "Statements per second (mysqld_exporter): the load the other signals respond to. Healthy: steady "
            "for a steady workload; a drop with the other signals red is the stall they explain. No alert: a "

@@ -16,7 +16,7 @@ HISTORY = View(
     "short",
     f"Undo records not yet purged. Healthy: it does not grow constantly (Kravtchuk); under "
     f"{CONFIG['history_high']} is no problem (Kinoshita 2010). Alerts: InnoDBHistoryListGrowing, InnoDBPurgeStalled.",
-    steps=((CONFIG["history_high"], ORANGE),), min=0,
+    steps=((CONFIG["history_high"], ORANGE),), min=0, decimals=0,
 )
 PROGRESS = View(
     "Purge progress",
@@ -33,7 +33,7 @@ LAG = View(
     (Query(innodb("innodb_purge_lag_transactions"), "trx id counter − purge done for"),),
     "short",
     "Transactions whose undo purge has not reached yet. Healthy: small and not growing.",
-    min=0,
+    min=0, decimals=0,
 )
 DML_DELAY = View(
     "DML delay for purge lag",
@@ -50,7 +50,7 @@ OLDEST = View(
     "s",
     f"Age of the oldest open transaction: purge cannot pass its read view. Healthy: seconds; "
     f"InnoDBLongTransaction warns above {CONFIG['long_transaction_seconds']} s.",
-    steps=((CONFIG["long_transaction_seconds"], ORANGE),), min=0,
+    steps=((CONFIG["long_transaction_seconds"], ORANGE),), min=0, soft_max=60,
 )
 OPEN = View(
     "Open transactions, lock waits, read views",
@@ -59,7 +59,7 @@ OPEN = View(
      Query(innodb("innodb_read_views_open"), "read views open")),
     "short",
     "Transactions open now, those waiting for a row lock, and open read views. Healthy: lock waits near zero.",
-    min=0,
+    min=0, decimals=0,
 )
 
 VIEWS = (HISTORY, PROGRESS, LAG, DML_DELAY, OLDEST, OPEN)

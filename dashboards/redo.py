@@ -6,6 +6,7 @@ from signals import host as h
 from signals import innodb as s
 from signals.promql import innodb, mysqld, rate
 
+from .colors import label_values
 from .common import CONFIG, ORANGE, Query, View, dashboard, panel
 
 UID = "innodb-redo"
@@ -24,8 +25,8 @@ BYTES = View(
 )
 WRITES = View(
     "REDO writes and write requests",
-    (Query(rate(innodb("innodb_redo_writes_total")), "writes/s"),
-     Query(rate(mysqld("mysql_global_status_innodb_log_write_requests")), "write requests/s")),
+    (Query(rate(innodb("innodb_redo_writes_total")), "REDO writes/s"),
+     Query(rate(mysqld("mysql_global_status_innodb_log_write_requests")), "REDO write requests/s")),
     "ops",
     "Physical REDO writes per second against the requests to write (commits and mini-transactions). "
     "Healthy: writes grouped well below requests.",
@@ -34,18 +35,20 @@ WRITES = View(
 FSYNCS = View(
     "REDO fsyncs (server) and device flushes (host)",
     (Query(s.REDO_FSYNCS, "server: REDO fsyncs/s", NO_FSYNC),
-     Query(h.on_data_device(h.FLUSHES.expr), "host {{device}}: flushes/s")),
+     Query(h.on_data_device(h.FLUSHES.expr), "host {{device}}: flushes/s", right_axis="host: flushes/s")),
     "ops",
-    "REDO fsyncs per second as the server counts them (Kravtchuk: 'REDO writes/sec, REDO fsync/sec'), and "
-    "the flush requests the host sees on the device that holds the data directory (every fsync of the "
-    "server's files, not only REDO's; all disks when the stack does not know the device). Healthy: with "
-    "innodb_flush_log_at_trx_commit = 1, about one per group of commits, following the load.",
-    min=0,
+    "REDO fsyncs per second as the server counts them (Kravtchuk: 'REDO writes/sec, REDO fsync/sec'), on the "
+    "left axis, and the flush requests the host sees on the device that holds the data directory (every fsync "
+    "of the server's files, not only REDO's, often fifty times as many; all disks when the stack does not know "
+    "the device), on the right axis. Healthy: with innodb_flush_log_at_trx_commit = 1, about one per group of "
+    "commits, following the load.",
+    min=0, axis_label="server: REDO fsyncs/s",
 )
 FSYNC_LATENCY = View(
     "REDO fsync latency: the server's, or the host's device",
     (Query(s.REDO_FSYNC_LATENCY, "server: REDO fsync average", NO_FSYNC),
-     Query(innodb("innodb_redo_fsync_latency_seconds"), "server: InnoDB's {{stat}}", NO_FSYNC),
+     Query(innodb("innodb_redo_fsync_latency_seconds"), "server: InnoDB's {{stat}}", NO_FSYNC,
+           values=label_values("innodb_redo_fsync_latency_seconds")),
      Query(h.on_data_device(h.FLUSH_LATENCY.expr), "host {{device}}: flush"),
      Query(h.on_data_device(h.WRITE_LATENCY.expr), "host {{device}}: write")),
     "s",
@@ -60,7 +63,7 @@ FSYNC_LATENCY = View(
 )
 WAITS = View(
     "Log buffer waits",
-    (Query(rate(innodb("innodb_redo_log_waits_total")), "waits/s"),),
+    (Query(rate(innodb("innodb_redo_log_waits_total")), "log buffer waits"),),
     "ops",
     "Writes that waited because the log buffer was full. Healthy: zero; otherwise raise innodb_log_buffer_size.",
     min=0, soft_max=1,

@@ -13,6 +13,9 @@ from __future__ import annotations
 # prometheus/mysqld_exporter: collector/global_status.go and global_variables.go (on by default).
 MYSQLD_EXPORTER = {
     "mysql_global_status_queries": "Overview, Compare and the impact: queries per second",
+    "mysql_global_status_handlers_total": "the impact: transactions per second (Handler_commit, _rollback); rows "
+                                          "where the server keeps no Innodb_rows_* (MariaDB)",
+    "mysql_global_status_innodb_row_ops_total": "the impact: rows read and changed per second (Innodb_rows_*, MySQL)",
     "mysql_global_status_threads_running": "Host: threads running beside the load average",
     "mysql_global_status_innodb_buffer_pool_reads": "Buffer pool: hit ratio (reads from disk)",
     "mysql_global_status_innodb_buffer_pool_read_requests": "Buffer pool: hit ratio (logical reads)",

@@ -96,9 +96,10 @@ OLDEST_TRANSACTION = Signal("oldest_transaction", innodb("innodb_oldest_transact
 # --- REDO ---------------------------------------------------------------------------------------
 REDO_FSYNC_LATENCY = Signal(
     "redo_fsync_latency",
-    # From performance_schema's timer where the server measures it, else InnoDB's own average (MySQL 8
-    # log_flush_avg_time).
-    rate(innodb("innodb_redo_fsync_seconds_total")) / rate(innodb("innodb_redo_fsyncs_total"))
+    # performance_schema's time per timed operation on the REDO files where the server measures it (fsyncs,
+    # and the few opens and closes of file rotation: time and count of the same operations), else InnoDB's
+    # own average (MySQL 8 log_flush_avg_time).
+    rate(innodb("innodb_redo_file_misc_seconds_total")) / rate(innodb("innodb_redo_file_misc_operations_total"))
     | max_without(("stat",), avg_over_time(innodb("innodb_redo_fsync_latency_seconds", 'stat="avg"'))),
     "s", "Average time of a REDO fsync, as the server measures it.",
     record="instance:innodb_redo_fsync_latency_seconds:avg{window}")

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from . import external
 
 __all__ = ["Context", "Expr", "innodb", "mysqld", "node", "series", "record", "num", "rate", "increase", "deriv",
-           "avg_over_time", "min_over_time", "sum_over_time", "count_over_time", "sum_by", "max_by", "min_by",
+           "avg_over_time", "min_over_time", "max_over_time", "sum_over_time", "count_over_time", "sum_by", "max_by", "min_by",
            "count_by", "topk_by", "max_without", "count", "total", "topk", "scalar", "vector",
            "label_replace", "binary", "top_over_range"]
 
@@ -257,6 +257,7 @@ increase = _range_function("increase")
 deriv = _range_function("deriv")
 avg_over_time = _range_function("avg_over_time")
 min_over_time = _range_function("min_over_time")
+max_over_time = _range_function("max_over_time")
 sum_over_time = _range_function("sum_over_time")
 count_over_time = _range_function("count_over_time")
 changes = _range_function("changes")

@@ -174,6 +174,7 @@ class Stack:
                                                   settings.path(demo_name(flavor), "mysqld.pid"), SERVER_PROGRAMS)
                                  for flavor in FLAVORS}
         self.mariadb_process = self.server_processes[settings.server]  # the one STACK_SERVER picks
+        self.grafana_problem: str | None = None  # why the grafana binary may not draw the dashboards right
         # Started by `innodb-replay import` (its default data directory is .stack/replay/data); down stops it.
         self.services["replay_prometheus"] = _process(settings, "replay_prometheus",
                                                       settings.path("replay", "data.prometheus", "prometheus.pid"))
@@ -308,7 +309,7 @@ class Stack:
             db.proc = None  # it outlives this command; `down` stops it by its pid file
         exporter_password = self._secret("mariadb-exporter")
         db.create_user("exporter", exporter_password)
-        load = Sysbench(db, threads=self.s.sysbench_threads)
+        load = Sysbench(db, threads=self.s.sysbench_threads, workload=self.s.sysbench_workload)
         if first_time:
             load.prepare()
         if not self.services["sysbench"].pid():
@@ -483,8 +484,11 @@ class Stack:
             binary = _binary("grafana", "grafana-server")
         except StackError:
             return
-        from .grafana import command
+        from .grafana import command, version_problem
 
+        self.grafana_problem = version_problem(binary)
+        if self.grafana_problem:
+            print(f"warning: {self.grafana_problem}", file=sys.stderr)
         argv, env = command(self.s, binary, self._secret("grafana-admin"))
         self.services["grafana"].start(argv, env=child_environment(env))
 
@@ -527,6 +531,8 @@ class Stack:
         print(f"  watching         {target}")
         if self.services["grafana"].pid():
             print(f"Grafana: user admin, password in {self.s.path('secrets', 'grafana-admin')}")
+            if self.grafana_problem:  # said again where the addresses are read
+                print(f"warning: {self.grafana_problem}", file=sys.stderr)
         else:
             print("Grafana: no grafana binary installed; the dashboards are in dashboards/ for a Grafana of yours")
         print("Stop it with ./innodb-stack down; data stays in .stack/.")

@@ -76,6 +76,7 @@ class Settings:
     mysql_options: tuple | None = None  # the demo server's options; None: its flavour's tuned ones
     sysbench_threads: int = 2
     sysbench_rate: int = 20
+    sysbench_workload: str = "oltp_read_write"  # the demo load's sysbench script (a test's may be commit-bound)
     rule_overrides: tuple = ()  # alerts/mixin.py --set KEY=VALUE, for tests that lower thresholds
     exporter_flags: tuple = ()  # more innodb-exporter flags, e.g. a shorter --capture.cooldown for tests
     store: str | None = None  # None, or one of STORES: Prometheus remote-writes to it, its ruler alerts too

@@ -9,6 +9,7 @@ What is generated, and from what:
   alerts/tests/bottleneck_test.yml  alerts/tests/bottleneck_cases.py
   dashboards/grafana/*.json       dashboards/ (one module per dashboard)
   dashboards/index.json           dashboards/generate.py
+  exporters/innodb_replay/figures.json  signals/impact.py: what innodb-replay impact measures
   docs/metrics.md                 the exporter's metric contract (innodb_exporter/reference.py)
   provisioning/mysql/monitoring.cnf  the same
   tests/golden/{parse,servers}/*.prom  the exporter run on every verbatim fixture (tests/support/golden.py)
@@ -68,6 +69,14 @@ def _dashboard_index() -> dict[str, str]:
     return {os.path.basename(generate.INDEX): generate.index()}
 
 
+def _impact_figures() -> dict[str, str]:
+    import json
+
+    from signals import impact
+
+    return {"figures.json": json.dumps(impact.document(), indent=1, ensure_ascii=False) + "\n"}
+
+
 def _metrics_reference() -> dict[str, str]:
     from innodb_exporter import reference
 
@@ -97,6 +106,7 @@ ARTIFACTS = (
     Artifact("bottleneck rule test cases", "alerts/tests", _bottleneck_cases),
     Artifact("dashboards", "dashboards/grafana", _dashboards, ".json"),
     Artifact("dashboard index", "dashboards", _dashboard_index),
+    Artifact("impact figures", "exporters/innodb_replay", _impact_figures),
     Artifact("metrics reference", "docs", _metrics_reference),
     Artifact("monitoring.cnf", "provisioning/mysql", _monitoring_cnf),
     Artifact("goldens of parse", "tests/golden/parse", _golden_parse, ".prom"),

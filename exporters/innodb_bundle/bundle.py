@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from . import archive, limits, manifest as manifest_format
 from .archive import MANIFEST, METADATA, BundleError
 from .manifest import FORMAT, Chunk, Manifest
-from .openmetrics import ChunkChecker, SeriesKey, format_value, openmetrics_chunk, series_fits, series_key
+from .openmetrics import ChunkChecker, SeriesKey, Spacings, format_value, openmetrics_chunk, series_fits, series_key
 from .terminal import Progress, printable
 
 __all__ = ["FORMAT", "MANIFEST", "METADATA", "BundleError", "BundleReader", "BundleWriter", "Chunk", "Contents",
@@ -133,6 +133,7 @@ class Contents:
     chunks: int
     texts: int
     instances: list[str]
+    spacing_s: dict[str, int]  # job -> how far apart its series' samples are (median, seconds)
 
 
 class BundleReader:
@@ -191,10 +192,11 @@ class BundleReader:
         """Read every member once: checksums, each chunk's every line (limits.py), and the counts."""
         seen: set[int] = set()
         instances: set[str] = set()
+        spacings = Spacings()
         samples, previous_end = 0, -1
         for number, chunk in enumerate(self.manifest.chunks, start=1):
             checker = ChunkChecker(f"{self.path}: {chunk.name}", chunk.start_ms, chunk.end_ms, previous_end, seen,
-                                   instances)
+                                   instances, spacings)
             for block in self._blocks(chunk.name):
                 checker.feed(block)
             series, counted = checker.close()
@@ -212,7 +214,8 @@ class BundleReader:
         for name in texts:
             for _ in self._blocks(name):
                 pass
-        return Contents(len(seen), samples, len(self.manifest.chunks), len(texts), sorted(instances))
+        return Contents(len(seen), samples, len(self.manifest.chunks), len(texts), sorted(instances),
+                        spacings.by_job())
 
     def chunk(self, name: str) -> bytes:
         """A chunk's text whole, within its bound and checked against its checksum."""

@@ -96,19 +96,51 @@ def _unescape(value: bytes) -> str:
     return re.sub(rb"\\(.)", lambda m: b"\n" if m[1] == b"n" else m[1], value).decode()
 
 
+class Spacings:
+    """How far apart each job's samples are: every series' own spacing in a chunk (its span over its samples
+    less one), counted per job in whole seconds, so that memory stays bounded by jobs times spacings."""
+
+    def __init__(self):
+        self.counts: dict[str, dict[int, int]] = {}
+
+    JOBS = 1000  # jobs counted at the most: a hostile bundle's made-up jobs cost no more than this
+
+    def add(self, job: str, first_ms: int, last_ms: int, samples: int) -> None:
+        if samples >= 2 and (job in self.counts or len(self.counts) < self.JOBS):
+            per_job = self.counts.setdefault(job, {})
+            seconds = round((last_ms - first_ms) / (samples - 1) / 1000)
+            per_job[seconds] = per_job.get(seconds, 0) + 1
+
+    def by_job(self) -> dict[str, int]:
+        """Each job's median series spacing, in seconds."""
+        out = {}
+        for job, counts in self.counts.items():
+            half, seen = sum(counts.values()) / 2, 0
+            for seconds in sorted(counts):
+                seen += counts[seconds]
+                if seen >= half:
+                    out[job] = seconds
+                    break
+        return out
+
+
 class ChunkChecker:
     """Check one chunk's text as it streams in: ``feed`` blocks, then ``close``.
 
     Samples must lie in [start_ms, end_ms] and after ``after_ms`` (the previous chunk's end), so chunks
     cannot overlap. Families and the series of a family come in order, so that none can come twice.
     ``seen`` collects 8-byte digests of the bundle's distinct series, ``instances`` the instance label of
-    ``innodb_up`` series.
+    ``innodb_up`` series, ``spacings`` how far apart each job's samples are.
     """
 
-    def __init__(self, name: str, start_ms: int, end_ms: int, after_ms: int, seen: set[int], instances: set[str]):
+    def __init__(self, name: str, start_ms: int, end_ms: int, after_ms: int, seen: set[int], instances: set[str],
+                 spacings: Spacings | None = None):
         self.name = name
         self.low, self.high = max(start_ms, after_ms + 1), end_ms
         self.seen, self.instances = seen, instances
+        self.spacings = spacings if spacings is not None else Spacings()
+        self.job = ""  # the job label of the series of the line before
+        self.first_ts, self.first_sample = -1, 0  # its first sample's time, and the chunk's count before it
         self.pending = b""
         self.lines = 0
         self.samples = 0
@@ -147,8 +179,10 @@ class ChunkChecker:
                 ts = int(stamp[1]) * 1000 + int(stamp[2])
                 if parts[0] != prefix:
                     self.lines = number
+                    self._series_ends(last_ts, samples)
                     self._series(parts[0])
                     prefix, last_ts = parts[0], -1
+                    self.first_ts, self.first_sample = ts, samples
                 if ts <= last_ts or not low <= ts <= high:
                     self.lines = number
                     raise self._refuse("a series' samples are not in time order" if ts <= last_ts
@@ -162,7 +196,14 @@ class ChunkChecker:
         """(series, samples) of the chunk, once it ended as a chunk ends."""
         if self.pending or not self.ended:
             raise BundleError(f"{self.name} does not end with # EOF (cut or altered)")
+        self._series_ends(self.last_ts, self.samples)
         return self.series, self.samples
+
+    def _series_ends(self, last_ts: int, samples: int) -> None:
+        """The series whose first sample was at first_ts ended: its spacing counts for its job."""
+        if self.first_ts >= 0:
+            self.spacings.add(self.job, self.first_ts, last_ts, samples - self.first_sample)
+        self.first_ts = -1
 
     def _other(self, line: bytes) -> None:
         """A line that is not a well-formed sample: a family's '# TYPE', the closing '# EOF', or refused."""
@@ -207,6 +248,7 @@ class ChunkChecker:
         self.seen.add(int.from_bytes(hashlib.blake2b(prefix, digest_size=8).digest(), "big"))
         if len(self.seen) > limits.SERIES:
             raise self._refuse(f"more than {limits.SERIES} series in the bundle")
+        self.job = next((_unescape(v) for k, v in labels if k == b"job"), "")
         if match[1] == b"innodb_up" and len(self.instances) < INSTANCES:
             for k, v in labels:
                 if k == b"instance":

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 
 from .capture import service as capture
-from .metrics import availability, model
+from .metrics import availability, model, settings
 from .scraping import health
 from .sources import CATALOGUE
 from .sources.perf_schema_latches import LATCH_INSTRUMENTS
 
 HEADER = """# Metrics reference
 
-Generated from `exporters/innodb_exporter/metrics/model.py`, `scraping/health.py` and `capture/service.py` by
+Generated from `exporters/innodb_exporter/metrics/model.py`, `settings.py`, `scraping/health.py` and `capture/service.py` by
 `./innodb-stack generate`; do not edit. Every metric the exporter emits is listed here
 (tests/unit/test_metrics_reference.py checks it). Where a metric has several sources, the first that has
 a value in a scrape wins; "off by default" marks INNODB_METRICS counters that need `innodb_monitor_enable`
@@ -62,6 +62,14 @@ SWITCHED_OFF = """
 """
 
 
+SETTINGS_SOURCE = {
+    settings.SETTING.name: "`SHOW GLOBAL VARIABLES`: the settings of the list below that the server has (all flavours)",
+    settings.LAST_CHANGE.name: "a reading of the settings against the one before of the same server (all flavours; "
+                               "none until a change is seen)",
+    settings.START_TIME.name: "the scrape's time − `Uptime` (all flavours)",
+}
+
+
 def _row(family, headline: bool, sources: str) -> str:
     labels = "{" + ",".join(family.labels) + "}" if family.labels else ""
     name = f"`{family.name}{labels}`"
@@ -107,7 +115,8 @@ def metrics_reference() -> str:
     lines += [_row(f, f in health.HEADLINE, "the exporter itself") for f in health.FAMILIES if f is not health.BUILD_INFO]
     lines += [_row(f, False, "the exporter itself, per server, with `--capture.dir`") for f in capture.FAMILIES]
     lines += [_row(m.family, m.headline, m.builder.doc()) for m in model.METRICS]
-    out = "\n".join(lines) + "\n" + COUNTERS + PROCESS + availability_table() + SWITCHED_OFF
+    lines += [_row(f, True, SETTINGS_SOURCE[f.name]) for f in settings.FAMILIES]
+    out = "\n".join(lines) + "\n" + COUNTERS + PROCESS + availability_table() + settings.reference() + SWITCHED_OFF
     out += "\n## Sources\n\n| source | reads | privilege |\n|---|---|---|\n"
     for source in CATALOGUE:
         out += f"| `{source.name}` | {source.summary} | {source.privilege} |\n"

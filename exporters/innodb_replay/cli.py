@@ -1,6 +1,7 @@
-"""Replay an incident's metrics: export them off a Prometheus, record them where none runs, import them.
+"""Replay an incident's metrics: export them off a Prometheus, record them where none runs, import them;
+and measure what a settings change did.
 
-``innodb-replay export | record | import | stop``.
+``innodb-replay export | record | import | stop | impact``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from innodb_exporter.scraping.connection import ConnectionSettings
 from . import __version__, links
 from .endpoints import Endpoint, EndpointError
 from .export import DEFAULT_SELECTOR, ExportError, export, parse_time
+from .impact import ImpactError
 from .importer import (ReplayImportError, backfill_rules, import_bundle, metric_names, missing_rule_runs, read_rules,
                        serves, sparse_samples_note, wait_ready, write_rules)
-from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url
+from .links import DashboardIndexError, dashboard_urls, find_index, prometheus_graph_url, rate_panels
 from .processes import Process
 from .record import RecordError, Target, record
 
@@ -102,7 +104,38 @@ def _parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("stop", help="stop the replay Prometheus that import started")
     s.add_argument("--data-dir", default=os.path.join(DEFAULT_REPLAY_DIR, "data"))
+
+    m = sub.add_parser("impact", help="what a settings change did: each headline figure before and after it, "
+                                      "against the noise band")
+    m.add_argument("--prometheus", default="http://127.0.0.1:9090",
+                   help="a Prometheus HTTP API: the stack's, a Thanos Query, or an imported bundle's replay "
+                        "Prometheus (http://127.0.0.1:9099); user:password@ in it is sent as basic auth")
+    which = m.add_mutually_exclusive_group(required=True)
+    which.add_argument("--setting", metavar="NAME", help="the latest change of this setting the exporter marked")
+    which.add_argument("--at", metavar="TIME", help="a moment instead: unix seconds, 2026-11-21T06:40:00Z or now-30m")
+    m.add_argument("--instance", help="the server (HOST:PORT, its instance label); needed when the Prometheus "
+                                      "watches more than one")
+    m.add_argument("--window", type=duration_arg, default=600.0, help="length of each window (default 10m)")
+    m.add_argument("--settle", type=duration_arg, default=60.0,
+                   help="time after the change before the after window starts (default 1m)")
+    m.add_argument("--end", default="now", help="with --setting: the latest change before this time (default now; "
+                                                "for a bundle older than 31 days, its window's end)")
+    m.add_argument("--across-restart", action="store_true",
+                   help="compare even when the server restarted inside or between the windows (the table says so)")
+    m.add_argument("--json", action="store_true", help="the result as JSON")
     return p
+
+
+def duration_arg(text: str) -> float:
+    """``90s``, ``10m``, ``1h`` or seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        seconds = float(text[:-1]) * units[text[-1]] if text[-1:] in units else float(text)
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError("a duration: 90s, 10m, 1h") from None
+    if not 0 <= seconds < 31 * 86400:
+        raise argparse.ArgumentTypeError("between 0 and 31 days")
+    return seconds
 
 
 def prometheus_home(data_dir: str) -> str:
@@ -183,7 +216,7 @@ def _print_import(result, prometheus_url: str | None, args, index) -> None:
     m, c = result.manifest, result.contents
     print(f"imported {c.samples} samples of {c.series} series ({m.kind} bundle, {iso(m.window_start_ms)} to "
           f"{iso(m.window_end_ms)}) into {result.data_dir} in {result.seconds:.1f}s")
-    if note := sparse_samples_note(m.chunks):
+    if note := sparse_samples_note(c.spacing_s, rate_panels(index.path) if index else None):
         print(f"innodb-replay import: {note}", file=sys.stderr)
     if prometheus_url:
         print(f"replay Prometheus: {prometheus_url}  (graph: {prometheus_graph_url(prometheus_url, m)})")
@@ -250,6 +283,40 @@ def _record(args) -> int:
     return 1 if result.silent else 0
 
 
+def _impact(args) -> None:
+    import json
+    import time
+
+    from . import impact
+    from .readings import PrometheusReadings, Queries
+
+    queries = Queries()
+    readings = PrometheusReadings(args.prometheus, queries)
+    now = time.time()
+    end = parse_time(args.end) / 1000
+    instance = args.instance or _only_instance(readings, end)
+    if args.setting:
+        mark = readings.latest_change(instance, args.setting, end, impact.LOOKBACK)
+        if mark is None:
+            raise ImpactError(f"no change of {args.setting} marked on {instance} in the 31 days before "
+                              f"{impact.stamp(end)} (innodb_setting_last_change_timestamp_seconds): check the name "
+                              "(docs/metrics.md, 'Settings'), give --end for an older bundle, or --at for a moment")
+        at = mark.at
+    else:
+        mark, at = None, parse_time(args.at) / 1000
+    result = impact.measure(readings, queries, instance, mark, at, args.window, args.settle, now, args.across_restart)
+    print(json.dumps(impact.document(result), indent=1) if args.json else impact.table(result), end="\n" if args.json else "")
+
+
+def _only_instance(readings, end: float) -> str:
+    found = readings.instances(end - 31 * 86400, end)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ImpactError("no server's innodb_up in the 31 days before the end: is this the stack's Prometheus?")
+    raise ImpactError(f"{len(found)} servers: give --instance, one of {', '.join(printable(i, 80) for i in found[:20])}")
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -272,9 +339,12 @@ def main(argv=None) -> int:
             return _record(args)
         elif args.command == "import":
             _import(args)
+        elif args.command == "impact":
+            _impact(args)
         else:
             print("stopped" if stop_replay_prometheus(args.data_dir) else "no replay Prometheus was running")
-    except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError) as exc:
+    except (ExportError, RecordError, ReplayImportError, BundleError, DashboardIndexError, EndpointError,
+            ImpactError) as exc:
         print(f"innodb-replay {args.command}: {printable(exc, 1000)}", file=sys.stderr)
         return 1
     except OSError as exc:  # a file or directory the command was given: its name, not a traceback

@@ -36,22 +36,32 @@ RULES_INTERVAL_S = 15  # the stack's evaluation_interval (provisioning/prometheu
 # The sample spacing the replay's windows assume: the Replay data source's scrape interval
 # (provisioning/grafana/datasources/prometheus.yml), from which Grafana sizes $__rate_interval.
 REPLAY_SCRAPE_INTERVAL_S = 15
+RULES_WINDOW_S = 60  # signals/config.py's record_rate_window and bottleneck_window (a test holds them equal)
 
 
-def sparse_samples_note(chunks: list[Chunk]) -> str | None:
-    """What to do when a bundle's samples are further apart than the replay's windows expect (a recording
-    with --interval 60, an export from a Prometheus that scrapes every minute): its rate panels and the
-    recording rules' one-minute windows would be empty. None when they are close enough.
+def sparse_samples_note(spacing_s: dict[str, int], rate_panels: dict[str, list[str]] | None = None) -> str | None:
+    """What to do when a job's samples are further apart than the replay's windows expect (a recording with
+    --interval 60, an export from a Prometheus that scrapes a job every 30 s): the rate panels of that job
+    would be empty. ``spacing_s``: each job's own spacing (its series' median, Contents.spacing_s);
+    ``rate_panels``: job -> the panels that take a rate of its series. None when every job is close enough.
 
-    The spacing is the densest chunk's: a chunk over a gap, or a window wider than the data, reads sparse."""
-    spacings = [(c.end_ms - c.start_ms) / 1000 / (c.samples / c.series - 1)
-                for c in chunks if c.series and c.samples / c.series >= 2]
-    if not spacings or (spacing := min(spacings)) <= REPLAY_SCRAPE_INTERVAL_S * 1.5:
+    Grafana's $__rate_interval is four of the data source's scrape intervals and a rate needs two samples in
+    it: spacing up to 1.5 intervals leaves room for a late sample. The recording rules' windows are a minute."""
+    sparse = {job: s for job, s in spacing_s.items() if s > REPLAY_SCRAPE_INTERVAL_S * 1.5}
+    if not sparse:
         return None
-    return (f"the bundle's samples are about {spacing:.0f}s apart, and the replay's windows expect "
-            f"{REPLAY_SCRAPE_INTERVAL_S}s: set the Replay data source's scrape interval to {spacing:.0f}s in Grafana "
-            "(Connections, Data sources, Replay), or its rate panels stay empty; the bottleneck timeline, whose "
-            "rules take one-minute windows, stays empty too")
+    jobs = ", ".join(f"{job or '(no job)'} every {s}s" for job, s in sorted(sparse.items()))
+    note = (f"samples of {jobs}, where the replay's windows expect {REPLAY_SCRAPE_INTERVAL_S}s: set the Replay "
+            f"data source's scrape interval to {max(sparse.values())}s in Grafana (Connections, Data sources, "
+            "Replay), which keeps every job's rate panels filled")
+    empty = sorted({panel for job in sparse for panel in (rate_panels or {}).get(job, [])})
+    if empty:
+        note += "; until then these stay empty: " + "; ".join(empty)
+    too_sparse_for_rules = sorted(job for job, s in sparse.items() if s > RULES_WINDOW_S / 2)
+    if too_sparse_for_rules:
+        note += (f"; the recording rules take {RULES_WINDOW_S}s windows, so what they compute from "
+                 f"{', '.join(too_sparse_for_rules)} (the bottleneck timeline among them) stays empty")
+    return note
 
 
 class ReplayImportError(Exception):

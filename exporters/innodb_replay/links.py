@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import urllib.parse
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ class DashboardIndexError(Exception):
 
 @dataclass(frozen=True)
 class DashboardIndex:
+    path: str
     replay_datasource: str
     dashboards: tuple[tuple[str, str], ...]  # (uid, title), in reading order
 
@@ -45,7 +47,7 @@ def load_index(path: str) -> DashboardIndex:
         raise DashboardIndexError(f"the dashboards index {path} lacks datasources.replay or dashboards[].uid/title") from None
     if not isinstance(replay, str) or not all(isinstance(u, str) and isinstance(t, str) for u, t in dashboards):
         raise DashboardIndexError(f"the dashboards index {path} holds uids or titles that are not text")
-    return DashboardIndex(replay, dashboards)
+    return DashboardIndex(path, replay, dashboards)
 
 
 def find_index(explicit: str | None) -> DashboardIndex | None:
@@ -53,6 +55,30 @@ def find_index(explicit: str | None) -> DashboardIndex | None:
     if explicit:
         return load_index(explicit)
     return load_index(CHECKOUT_INDEX) if os.path.exists(CHECKOUT_INDEX) else None
+
+
+def rate_panels(index_path: str) -> dict[str, list[str]]:
+    """job -> "Dashboard: panel" for every panel that takes a rate over Grafana's $__rate_interval of that
+    job's series, from the dashboards beside the index (grafana/*.json); empty where there are none."""
+    out: dict[str, set[str]] = {}
+    folder = os.path.join(os.path.dirname(index_path), "grafana")
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".json"))
+    except OSError:
+        return {}
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        for panel in data.get("panels", []):
+            exprs = [t.get("expr", "") for t in panel.get("targets", []) if isinstance(t, dict)]
+            for expr in exprs:
+                if "$__rate_interval" in expr:
+                    for job in re.findall(r'job="([^"]+)"', expr):
+                        out.setdefault(job, set()).add(f"{data.get('title')}: {panel.get('title')}")
+    return {job: sorted(panels) for job, panels in out.items()}
 
 
 def dashboard_urls(grafana_url: str, index: DashboardIndex, manifest: Manifest,

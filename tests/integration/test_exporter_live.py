@@ -10,8 +10,9 @@ import time
 
 import pytest
 
-from innodb_exporter.metrics import availability, model, redo
+from innodb_exporter.metrics import availability, model, redo, settings
 from innodb_exporter.metrics.counter_types import TYPES
+from innodb_exporter.parsers import innodb_status
 from innodb_exporter.scraping import health
 from innodb_exporter.scraping.scrape import build_sources
 from innodb_exporter.scraping.session import probe_server
@@ -22,15 +23,18 @@ from support.servers import EXPORTER_PASSWORD, EXPORTER_USER
 pytestmark = pytest.mark.integration
 
 
+SCRAPES = 20  # a second apart, under sysbench at full speed: enough for a value typed wrong to go down
+
+
 @pytest.fixture(scope="session")
 def live(loaded_flavor_server):
-    """(server, exporter, eight scrapes 1.5 s apart) for one flavour and configuration."""
+    """(server, exporter, SCRAPES scrapes a second apart) for one flavour and configuration."""
     db = loaded_flavor_server
     with Exporter(db.address, EXPORTER_USER, EXPORTER_PASSWORD) as exporter:
         scrapes = []
-        for _ in range(8):
+        for _ in range(SCRAPES):
             scrapes.append(exporter.scrape()[0])
-            time.sleep(1.5)
+            time.sleep(1.0)
         yield db, exporter, scrapes
 
 
@@ -38,8 +42,17 @@ def key(db) -> str:
     return f"{db.flavor}/{db.config}"
 
 
+def text_lsns(db) -> dict[str, float]:
+    """The LSNs of SHOW ENGINE INNODB STATUS, which the server prints as they are when it prints them."""
+    log = innodb_status.parse(db.sql("SHOW ENGINE INNODB STATUS")[0][2]).log
+    return {"text.lsn": log.lsn, "text.flushed_lsn": log.flushed_lsn,
+            "text.last_checkpoint_lsn": log.last_checkpoint_lsn,
+            "text.checkpoint_age": log.lsn - log.last_checkpoint_lsn}
+
+
 def server_state(db) -> dict[str, float]:
-    """The server's own numbers: SHOW GLOBAL STATUS and VARIABLES, and every INNODB_METRICS counter."""
+    """The server's own numbers: SHOW GLOBAL STATUS and VARIABLES, every INNODB_METRICS counter (those off
+    too), and the status text's LSNs."""
     state = {}
     for what in ("STATUS", "VARIABLES"):
         for name, value in db.sql(f"SHOW GLOBAL {what}"):
@@ -49,6 +62,7 @@ def server_state(db) -> dict[str, float]:
                 pass
     for name, count in db.sql("SELECT NAME, COUNT FROM information_schema.INNODB_METRICS"):
         state[f"metrics.{name}"] = float(count)
+    state.update(text_lsns(db))
     return state
 
 
@@ -63,10 +77,12 @@ SAME_NUMBER = {
         "innodb_redo_capacity_bytes": "innodb_log_file_size",
         "innodb_history_list_length": "innodb_history_list_length",
     },
+    # MySQL's Innodb_redo_log_*_lsn trail the log (refreshed in the background): the status text does not.
     "mysql": {
-        "innodb_redo_lsn_bytes": "innodb_redo_log_current_lsn",
-        "innodb_redo_flushed_lsn_bytes": "innodb_redo_log_flushed_to_disk_lsn",
-        "innodb_redo_checkpoint_lsn_bytes": "innodb_redo_log_checkpoint_lsn",
+        "innodb_redo_lsn_bytes": "text.lsn",
+        "innodb_redo_flushed_lsn_bytes": "text.flushed_lsn",
+        "innodb_redo_checkpoint_lsn_bytes": "text.last_checkpoint_lsn",
+        "innodb_checkpoint_age_bytes": "text.checkpoint_age",
         "innodb_redo_capacity_bytes": "innodb_redo_log_capacity",
         "innodb_history_list_length": "metrics.trx_rseg_history_len",
     },
@@ -163,15 +179,48 @@ def test_values_agree_with_the_server_at_the_same_moment(live):
 
 
 @pytest.mark.parametrize("flavor_server", [("mysql-9", "tuned")], indirect=True, ids=["mysql-9-tuned"])
-def test_mysql_redo_limits_computed_from_the_settings_match_the_server(flavor_server):
-    """MySQL 8.0.30+ prints none of its limits; with the counters on (tuned), it says two of them."""
-    db = flavor_server
-    state = server_state(db)
+def test_mysql_redo_limits_are_where_the_server_acts_and_in_that_order(flavor_server, loaded_flavor_server):
+    """MySQL 8.0.30+ prints none of its limits; with the counters on (tuned) it says its raw async and sync
+    points and its free-check margin. It acts when an age plus the margin passes a point, and stalls writers
+    when checkpoint age passes the soft capacity less the margin: the exporter's limits are those ages, read at
+    the same moment as the counters, and come in the order the server acts."""
+    db = loaded_flavor_server
+    with Exporter(db.address, EXPORTER_USER, EXPORTER_PASSWORD) as exporter:
+        for _ in range(5):
+            before, samples, after = scrape_between(db, exporter)
+            if all(before[f"metrics.{n}"] == after[f"metrics.{n}"] for n in (
+                    "log_max_modified_age_async", "log_max_modified_age_sync", "log_concurrency_margin")):
+                break  # the margin did not move during the scrape
+    state = before
+    version = tuple(int(p) for p in db.version.split("-")[0].split("."))
     variables = {k: str(int(v)) for k, v in state.items() if k.startswith("innodb_")}
-    limits = redo.limits("mysql", tuple(int(p) for p in db.version.split("-")[0].split(".")),
-                         redo.Settings.from_variables(variables, variables))
-    assert limits.async_age == state["metrics.log_max_modified_age_async"]
-    assert limits.sync_age == state["metrics.log_max_modified_age_sync"]
+    limits = redo.limits("mysql", version, redo.Settings.from_variables(variables, variables))
+    margin = redo.sn_to_lsn(int(state["metrics.log_concurrency_margin"]))
+    assert state["metrics.log_concurrency_margin"] > 0  # on: the tuned server enables what the exporter reads
+    # The formula's raw points are the server's own.
+    assert limits.async_age + limits.margin == state["metrics.log_max_modified_age_async"]
+    assert limits.sync_age + limits.margin == state["metrics.log_max_modified_age_sync"]
+    # What the exporter exposes is where the server acts, with the margin the server reported.
+    exposed = {name: samples.value(f"innodb_checkpoint_age_{name}_bytes") for name in ("async", "sync", "max")}
+    assert exposed["async"] == state["metrics.log_max_modified_age_async"] - margin
+    assert exposed["sync"] == state["metrics.log_max_modified_age_sync"] - margin
+    assert exposed["max"] == limits.max_checkpoint_age
+    assert exposed["async"] < exposed["sync"] < exposed["max"] < samples.value("innodb_redo_capacity_bytes")
+
+
+def test_the_exporter_s_lsn_never_trails_a_status_text_read_before_it(live):
+    """Under sysbench at full speed: MySQL's Innodb_redo_log_current_lsn trailed the status text's 'Log
+    sequence number' read just before it, and checkpoint age came out 12,826 bytes short."""
+    db, exporter, _ = live
+    trailing = []
+    for _ in range(SCRAPES):
+        text = text_lsns(db)
+        samples, _ = exporter.scrape()
+        for metric, field in (("innodb_redo_lsn_bytes", "text.lsn"),
+                              ("innodb_redo_checkpoint_lsn_bytes", "text.last_checkpoint_lsn")):
+            if samples.value(metric) < text[field]:
+                trailing.append(f"{metric} {samples.value(metric):.0f} < {field} {text[field]:.0f} read before")
+    assert trailing == []
 
 
 def test_lsns_never_go_back_and_counters_never_decrease(live):
@@ -201,6 +250,22 @@ def test_every_innodb_metrics_counter_is_typed_by_the_table(live):
     rows = db.sql("SELECT NAME, TYPE FROM information_schema.INNODB_METRICS")
     unknown = sorted(name for name, _ in rows if name not in TYPES)
     assert unknown == [], f"counters of {db.version} missing from counter_types.TYPES: {unknown}"
+
+
+def test_settings_are_the_servers_values_as_numbers_and_the_start_is_now_minus_uptime(live):
+    """Every setting of the list that this server has, and none it lacks, with its number: on stock servers
+    too, where nothing is enabled (the settings need no privilege and no instrument)."""
+    db, _, scrapes = live
+    samples = scrapes[-1]
+    server = {name.lower(): value for name, value in db.sql("SHOW GLOBAL VARIABLES")}
+    exposed = {dict(labels)["setting"]: v for labels, v in samples.series(settings.SETTING.name).items()}
+    assert exposed == {t.name: t.number(server[t.name]) for t in settings.TUNABLES if t.name in server}
+    assert len(exposed) >= 20
+    assert samples.series(settings.LAST_CHANGE.name) == {}  # nothing changed while it watched
+    uptime = float(db.sql("SHOW GLOBAL STATUS LIKE 'Uptime'")[0][1])
+    assert abs(time.time() - uptime - samples.value(settings.START_TIME.name)) < 10
+    starts = {s.value(settings.START_TIME.name) for s in scrapes}
+    assert len(starts) == 1, f"the start time wanders between scrapes: {starts}"
 
 
 def test_output_passes_promtool_check_metrics(live, promtool):

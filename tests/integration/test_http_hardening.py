@@ -47,10 +47,11 @@ def free_port() -> int:
 
 
 class Exporter:
-    def __init__(self, db, *flags: str):
+    def __init__(self, db, *flags: str, env: dict | None = None):
         self.port = free_port()
         self.log_file = tempfile.NamedTemporaryFile(prefix="innodb-exporter-", suffix=".log", delete=False)
-        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "exporters"), "MYSQLD_EXPORTER_PASSWORD": EXPORTER_PASSWORD}
+        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "exporters"), "MYSQLD_EXPORTER_PASSWORD": EXPORTER_PASSWORD,
+               **(env or {})}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "innodb_exporter", f"--web.listen-address=127.0.0.1:{self.port}", f"--mysqld.address={db.address}",
              f"--mysqld.username={EXPORTER_USER}", "--config.my-cnf=/dev/null", *flags],
@@ -405,3 +406,39 @@ def test_sigterm_finishes_the_scrape_in_flight_closes_connections_and_exits_0(fr
     # The database saw its connection closed with COM_QUIT, not cut.
     assert int(fresh_db.sql("SHOW GLOBAL STATUS LIKE 'Aborted_clients'")[0][1]) == aborted_before
 
+
+
+def test_exporter_toolkits_tls_client_auth_rate_limit_and_framing_on_the_real_exporter(fresh_db, tmp_path):
+    """Issue 28: a web config the toolkit accepts and this exporter refused (RequireAndVerifyClientCert without
+    client_ca_file, client_allowed_sans, rate_limit), served by the exporter process over a real server; and a
+    request smuggled behind Content-Length with Transfer-Encoding, over TLS, never answered."""
+    pki = make_pki(str(tmp_path))
+    web = tmp_path / "web.yml"
+    hashed = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
+    web.write_text(f"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                   f"  client_auth_type: RequireAndVerifyClientCert\n  client_allowed_sans: [prometheus.example]\n"
+                   f"basic_auth_users:\n  prometheus: '{hashed}'\n"
+                   f"rate_limit:\n  interval: 1h\n  burst: 6\n")
+    # The system's roots verify the client certificate, as in Go; SSL_CERT_FILE makes them the test CA.
+    with Exporter(fresh_db, f"--web.config.file={web}", env={"SSL_CERT_FILE": pki.ca}) as exporter:
+        ours = pki.client_context(pki.client_cert, pki.client_key)
+        status, _, body, _ = request(exporter.port, user="prometheus", password=PASSWORD, context=ours)
+        assert status == 200 and up(body)
+        for context in (pki.client_context(), pki.client_context(pki.rogue_cert, pki.rogue_key)):
+            with pytest.raises(OSError):  # no certificate, or one the roots do not verify
+                request(exporter.port, user="prometheus", password=PASSWORD, context=context)
+        with socket.create_connection(("127.0.0.1", exporter.port), timeout=30) as sock, \
+                ours.wrap_socket(sock, server_hostname="localhost") as tls:
+            auth = base64.b64encode(f"prometheus:{PASSWORD}".encode())
+            tls.sendall(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        b"0\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + auth + b"\r\n\r\n")
+            answer = b""
+            while chunk := tls.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 400") and answer.count(b"HTTP/1.1 ") == 1
+        statuses = [request(exporter.port, user="prometheus", password=PASSWORD, context=ours)[0] for _ in range(6)]
+        log = exporter.log()
+    print(f"\nrate_limit burst 6: after a scrape and a smuggling attempt, {statuses}")
+    # 6 tokens: the first scrape's and these five; refused handshakes and badly framed requests spend none.
+    assert statuses == [200] * 5 + [429]
+    assert "Traceback" not in log and "level=error" not in log

@@ -60,7 +60,13 @@ def _ca(common_name: str):
     return cert, key
 
 
-def _leaf(ca_cert, ca_key, common_name: str, server: bool):
+# The SANs of the client certificates, one of each kind Go matches client_allowed_sans against.
+CLIENT_SANS = ("prometheus.example", "prometheus@example.com", "10.0.0.7", "2001:db8::7",
+               "spiffe://example.org/prometheus")
+ROGUE_SANS = ("rogue.example",)
+
+
+def _leaf(ca_cert, ca_key, common_name: str, server: bool, sans: tuple[str, ...] = ()):
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)
     builder = (x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(ca_cert.subject)
@@ -74,7 +80,21 @@ def _leaf(ca_cert, ca_key, common_name: str, server: bool):
         builder = builder.add_extension(x509.SubjectAlternativeName(
             [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
              x509.IPAddress(ipaddress.ip_address("::1"))]), critical=False)
+    elif sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName([_general_name(san) for san in sans]),
+                                        critical=False)
     return builder.sign(ca_key, hashes.SHA256()), key
+
+
+def _general_name(san: str) -> x509.GeneralName:
+    if "://" in san:
+        return x509.UniformResourceIdentifier(san)
+    if "@" in san:
+        return x509.RFC822Name(san)
+    try:
+        return x509.IPAddress(ipaddress.ip_address(san))
+    except ValueError:
+        return x509.DNSName(san)
 
 
 def make_pki(directory: str) -> Pki:
@@ -82,7 +102,9 @@ def make_pki(directory: str) -> Pki:
     with open(os.path.join(directory, "ca.crt"), "wb") as f:
         f.write(ca_cert.public_bytes(serialization.Encoding.PEM))
     cert, key = _write(directory, "server", *_leaf(ca_cert, ca_key, "localhost", server=True))
-    client_cert, client_key = _write(directory, "client", *_leaf(ca_cert, ca_key, "prometheus", server=False))
+    client_cert, client_key = _write(directory, "client", *_leaf(ca_cert, ca_key, "prometheus", server=False,
+                                                                       sans=CLIENT_SANS))
     rogue_ca, rogue_ca_key = _ca("someone else's CA")
-    rogue_cert, rogue_key = _write(directory, "rogue", *_leaf(rogue_ca, rogue_ca_key, "prometheus", server=False))
+    rogue_cert, rogue_key = _write(directory, "rogue", *_leaf(rogue_ca, rogue_ca_key, "prometheus", server=False,
+                                                                    sans=ROGUE_SANS))
     return Pki(os.path.join(directory, "ca.crt"), cert, key, client_cert, client_key, rogue_cert, rogue_key)

@@ -162,8 +162,8 @@ def test_web_config_problems_are_listed(tmp_path):
                     "basic_auth_users:\n  prometheus: plain-text\nunknown: 1\n")
     _, problems = load_web_config(str(path))
     text = "\n".join(problems)
-    for expected in ("unknown key 'unknown'", "missing.crt does not exist", "key_file go together",
-                     "client_auth_type 'Sometimes'", "not a bcrypt hash"):
+    for expected in ("unknown: unknown key", "missing.crt does not exist", "missing one of key or key_file",
+                     "client_auth_type: invalid ClientAuth 'Sometimes'", "basic_auth_users.prometheus: not a bcrypt hash"):
         assert expected in text, text
 
 

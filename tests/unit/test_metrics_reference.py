@@ -7,7 +7,7 @@ import os
 import re
 
 from innodb_exporter.capture import service as capture
-from innodb_exporter.metrics import model
+from innodb_exporter.metrics import model, settings
 from innodb_exporter.scraping import health
 from support import golden
 
@@ -20,7 +20,7 @@ innodb_up innodb_exporter_source_up innodb_exporter_source_duration_seconds inno
 innodb_checkpoint_age_bytes innodb_checkpoint_age_max_bytes innodb_checkpoint_age_async_bytes
 innodb_checkpoint_age_sync_bytes innodb_redo_capacity_bytes innodb_redo_lsn_bytes innodb_redo_flushed_lsn_bytes
 innodb_redo_checkpoint_lsn_bytes innodb_redo_written_bytes_total innodb_redo_writes_total innodb_redo_fsyncs_total
-innodb_redo_fsync_seconds_total innodb_redo_fsync_latency_seconds innodb_redo_log_waits_total
+innodb_redo_file_misc_operations_total innodb_redo_file_misc_seconds_total innodb_redo_fsync_latency_seconds innodb_redo_log_waits_total
 innodb_buffer_pool_pages_flushed_total innodb_flush_pages_total innodb_flush_target_pages
 innodb_free_page_waits_total innodb_lru_get_free_search_total innodb_lru_get_free_loops_total
 innodb_lru_get_free_waits_total innodb_buffer_pool_pages innodb_buffer_pool_pending_reads
@@ -29,14 +29,16 @@ innodb_purge_dml_delay_seconds innodb_purge_undo_log_pages_total innodb_active_t
 innodb_oldest_transaction_seconds innodb_semaphore_waiting_threads innodb_semaphore_longest_wait_seconds
 innodb_latch_waits_total innodb_latch_wait_seconds_total innodb_mutex_waits_total innodb_queries_inside
 innodb_queries_queued innodb_read_views_open innodb_change_buffer_size_pages
+innodb_setting innodb_setting_last_change_timestamp_seconds innodb_server_start_time_seconds
 """.split()
 
 
-FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES) + list(capture.FAMILIES)
+FAMILIES = [m.family for m in model.METRICS] + list(health.FAMILIES) + list(capture.FAMILIES) + list(settings.FAMILIES)
 
 
 def test_the_contract_is_in_the_catalogue_as_headline_metrics():
-    headline = {m.name for m in model.METRICS if m.headline} | {f.name for f in health.HEADLINE}
+    headline = {m.name for m in model.METRICS if m.headline} | {f.name for f in health.HEADLINE} | \
+        {f.name for f in settings.FAMILIES}
     assert set(CONTRACT) <= headline, sorted(set(CONTRACT) - headline)
 
 
@@ -56,6 +58,9 @@ def test_contract_labels_are_those_of_the_spec():
     assert labels["innodb_semaphore_waiting_threads"] == ("latch",)
     assert labels["innodb_latch_waits_total"] == ("kind", "name")
     assert labels["innodb_mutex_waits_total"] == ("name",)
+    # What the incident report's timeline and the dashboards' annotations read (issue 29's contract).
+    assert labels["innodb_setting_last_change_timestamp_seconds"] == ("setting", "from", "to", "restart")
+    assert labels["innodb_setting"] == ("setting",)
 
 
 def families_in(text: str) -> set[str]:
@@ -82,7 +87,8 @@ def test_every_catalogued_metric_appears_in_some_golden_file():
             with open(golden.golden_path(kind, fixture), encoding="utf-8") as f:
                 seen |= families_in(f.read())
     # Those only a MySQL server has live (no fixture records their sources) are named here.
-    mysql_only_live = {"innodb_redo_fsyncs", "innodb_redo_fsync_seconds", "innodb_redo_fsync_latency_seconds",
+    mysql_only_live = {"innodb_redo_fsyncs", "innodb_redo_file_misc_operations", "innodb_redo_file_misc_seconds",
+                       "innodb_redo_fsync_latency_seconds",
                        "innodb_mutex_waits", "innodb_lru_get_free_waits"}
     missing = sorted(m.name for m in model.METRICS if m.name.removesuffix("_total") not in seen | mysql_only_live)
     assert missing == []

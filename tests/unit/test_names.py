@@ -10,12 +10,12 @@ import re
 import pytest
 
 from innodb_exporter.capture import service as capture
-from innodb_exporter.metrics import counters, model
+from innodb_exporter.metrics import counters, model, settings
 from innodb_exporter.metrics.counter_types import TYPES
 from innodb_exporter.scraping import health
 from alerts import mixin
 from dashboards import generate
-from signals import CONFIG, Signal, bottleneck, external, host, innodb, panel_context
+from signals import CONFIG, Signal, bottleneck, external, host, impact, innodb, panel_context
 
 _KEYWORDS = {"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left",
              "group_right", "inf", "nan", "atan2"}
@@ -52,7 +52,7 @@ def test_metric_names_reads_selectors_not_functions_labels_or_numbers():
 
 def exporter_families() -> set[str]:
     declared = {m.family.name for m in model.METRICS} | {f.name for f in health.FAMILIES} | \
-        {f.name for f in capture.FAMILIES}
+        {f.name for f in capture.FAMILIES} | {f.name for f in settings.FAMILIES}
     # Every INNODB_METRICS counter becomes innodb_metrics_<name>, typed by counter_types.
     return declared | {counters.metric_name(name, kind) for name, kind in TYPES.items()}
 
@@ -105,7 +105,18 @@ def _signal_queries():
                 yield f"signals/{module.__name__.split('.')[-1]}.py: {attribute}", value.render(panel_context(CONFIG))
 
 
-QUERIES = list(_rule_queries()) + list(_dashboard_queries()) + list(_signal_queries())
+def _impact_queries():
+    """What innodb-replay impact sends (figures.json)."""
+    doc = impact.document()
+    for figure in doc["figures"]:
+        yield f"signals/impact.py: {figure['key']}", figure["expr"]
+    for c in doc["bottleneck"]["classes"]:
+        yield f"signals/impact.py: class {c['key']}", c["expr"]
+    for key in ("changes", "starts", "up", "instances"):
+        yield f"signals/impact.py: {key}", doc[key]
+
+
+QUERIES = list(_rule_queries()) + list(_dashboard_queries()) + list(_signal_queries()) + list(_impact_queries())
 
 
 def test_there_are_queries_from_every_place():

@@ -66,6 +66,10 @@ class FakePrometheus(BaseHTTPRequestHandler):
         self.asked.append(url.path)
         if url.path.endswith("/label/instance/values"):
             body = {"status": "success", "data": ["db1:3306"]}
+        elif url.path.endswith("/query"):  # an instant query: the bottleneck's class "Healthy" holds, no other
+            holds = params["query"][0].endswith(" == 0")
+            result = [{"metric": {"instance": "db1:3306"}, "value": [float(params["time"][0]), "0"]}] if holds else []
+            body = {"status": "success", "data": {"resultType": "vector", "result": result}}
         else:
             assert "$" not in params["query"][0].replace('"$1"', "")
             start, end = float(params["start"][0]), float(params["end"][0])
@@ -93,11 +97,15 @@ def test_a_run_draws_every_dashboard_and_names_the_empty_panels(tmp_path):
     finally:
         server.shutdown()
     # Its work is bounded by the dashboards: the instance asked once, and each panel's queries once.
-    targets = 0
+    ranges = instants = 0
     for path in glob.glob(os.path.join(preview.GRAFANA_DIR, "*.json")):
         with open(path, encoding="utf-8") as f:
-            targets += sum(len(p.get("targets", [])) for p in json.load(f)["panels"])
-    assert FakePrometheus.asked == ["/api/v1/label/instance/values"] + ["/api/v1/query_range"] * targets
+            targets = [t for p in json.load(f)["panels"] for t in p.get("targets", [])]
+        instants += sum(bool(t.get("instant")) for t in targets)
+        ranges += sum(not t.get("instant") for t in targets)
+    assert instants == 10  # What limits this server now: a query per class
+    assert FakePrometheus.asked[0] == "/api/v1/label/instance/values"
+    assert sorted(FakePrometheus.asked[1:]) == sorted(["/api/v1/query_range"] * ranges + ["/api/v1/query"] * instants)
     assert set(empty) == {"innodb-overview", "innodb-checkpoint", "innodb-buffer-pool", "innodb-purge", "innodb-redo",
                           "innodb-contention", "innodb-host", "innodb-compare"}
     assert empty["innodb-contention"] == ["Threads waiting for a latch (sync array)", "Spin rounds and OS waits"]
@@ -110,3 +118,21 @@ def test_an_empty_panel_is_empty_and_nan_counts_as_no_value():
     assert preview.PanelData().empty
     assert preview.PanelData([preview.Series("x", "A", [1.0], [math.nan])]).empty
     assert not preview.PanelData([preview.Series("x", "A", [1.0], [0.0])]).empty
+
+
+def test_a_matcher_the_oldest_grafana_lacks_is_drawn_as_the_blank_panel_it_gives_not_imitated():
+    """Grafana 9.4 draws a stat with a "byValue" override blank; the preview must not draw what a newer Grafana
+    would, or a look at it would pass where Grafana fails."""
+    panel = {"type": "stat", "targets": [], "fieldConfig": {"defaults": {}, "overrides": [
+        {"matcher": {"id": "byValue", "options": {"reducer": "lastNotNull", "op": "eq", "value": 1}}, "properties": []},
+        {"matcher": {"id": "byFrameRefID", "options": "A"}, "properties": []}]}}
+    assert preview.unknown_matchers(panel) == ["byValue"]
+    data = preview.evaluate(panel, "http://127.0.0.1:9", {}, 0, 60, 15)
+    assert data.blank and "byValue" in data.errors[0] and "9.4" in data.errors[0]
+
+
+def test_a_missing_value_takes_the_special_mappings_colour_and_no_other_mapping():
+    config = {"mappings": [{"type": "value", "options": {"1": {"text": "holds", "color": "red"}}},
+                           {"type": "special", "options": {"match": "null+nan", "result": {"color": "#8E8E8E"}}}]}
+    assert preview.mapped(config, None) == (None, "#8E8E8E") and preview.mapped(config, math.nan) == (None, "#8E8E8E")
+    assert preview.mapped(config, 1.0) == ("holds", preview.COLOURS["red"]) and preview.mapped(config, 2.0) is None

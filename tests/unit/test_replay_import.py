@@ -201,18 +201,37 @@ def test_rules_are_computed_at_the_stack_s_evaluation_interval():
 
 
 def test_samples_further_apart_than_the_replay_windows_get_a_note_saying_what_to_set():
-    hour = 3_600_000
+    assert sparse_samples_note({"innodb": 5, "mysqld": 15, "node": 15}) is None
+    assert sparse_samples_note({}) is None
+    note = sparse_samples_note({"innodb": 60})
+    assert "innodb every 60s" in note and "scrape interval to 60s" in note and "bottleneck timeline" in note
 
-    def chunks(*spans):  # (start, end, series, samples)
-        return [Chunk(f"samples/{i:06d}.om", *span) for i, span in enumerate(spans, start=1)]
 
-    assert sparse_samples_note(chunks((0, hour, 100, 100 * 721))) is None  # every 5 s
-    assert sparse_samples_note(chunks((0, hour, 100, 100 * 241))) is None  # every 15 s
-    note = sparse_samples_note(chunks((0, hour, 100, 100 * 61)))  # every minute
-    assert note is not None and "about 60s apart" in note and "scrape interval to 60s" in note
-    # Two hours of 15 s data in a six-hour window: the chunks over the gap do not make it sparse.
-    assert sparse_samples_note(chunks((0, 2 * hour, 100, 100 * 481), (2 * hour, 6 * hour, 100, 100 * 2))) is None
-    assert sparse_samples_note([]) is None
+def test_jobs_scraped_at_5_15_and_30_s_get_the_interval_of_the_sparsest_and_the_panels_it_keeps_filled(tmp_path):
+    """The field check: a bundle of jobs at 5, 15 and 30 s was said to be "about 27s apart". Each job's own
+    spacing, from its series in the bundle, and the panels of the 30 s job that stay empty until then."""
+    bundle = str(tmp_path / "jobs.zip")
+    writer = BundleWriter(bundle, Manifest("export", "http://p:9090", START_MS, START_MS + limits.HOUR_MS))
+    writer.add_chunk({series_key("up", {"instance": "db1:3306", "job": job}): [
+        (START_MS + i * step_s * 1000, "1") for i in range(3600 // step_s)]
+        for job, step_s in (("innodb", 5), ("mysqld", 15), ("node", 30))}, START_MS, START_MS + limits.HOUR_MS)
+    writer.close()
+    reader = BundleReader(bundle)
+    spacing = reader.verify().spacing_s
+    assert spacing == {"innodb": 5, "mysqld": 15, "node": 30}
+    panels = links.rate_panels(os.path.join(ROOT, "dashboards", "index.json"))
+    assert panels["node"] and all(": " in p for p in panels["node"])
+    note = sparse_samples_note(spacing, panels)
+    assert "node every 30s" in note and "innodb" not in note.split(":")[0] and "scrape interval to 30s" in note
+    assert panels["node"][0] in note and not any(p in note for p in panels.get("mysqld", []) if p not in panels["node"])
+    assert "bottleneck timeline" not in note  # 30 s still gives a one-minute window two samples
+
+
+def test_the_note_s_rule_window_is_the_rules_own():
+    """The replay tool is installed without signals/: the window it advises by is held to the rules' here."""
+    from signals import CONFIG
+
+    assert {CONFIG["record_rate_window"], CONFIG["bottleneck_window"]} == {f"{importer.RULES_WINDOW_S // 60}m"}
 
 
 def test_the_note_and_the_replay_data_source_assume_the_same_spacing():

@@ -19,11 +19,11 @@ ROOT = os.path.dirname(TESTS)
 def test_a_signal_renders_for_a_rule_a_panel_and_an_earlier_window():
     latency = s.REDO_FSYNC_LATENCY
     assert latency.render(rule_context(CONFIG, "5m")) == (
-        'rate(innodb_redo_fsync_seconds_total{job="innodb"}[5m]) / rate(innodb_redo_fsyncs_total{job="innodb"}[5m])'
+        'rate(innodb_redo_file_misc_seconds_total{job="innodb"}[5m]) / rate(innodb_redo_file_misc_operations_total{job="innodb"}[5m])'
         ' or max without (stat) (avg_over_time(innodb_redo_fsync_latency_seconds{job="innodb",stat="avg"}[5m]))')
     assert latency.render(panel_context()) == (
-        'rate(innodb_redo_fsync_seconds_total{job="innodb",instance="$instance"}[$__rate_interval])'
-        ' / rate(innodb_redo_fsyncs_total{job="innodb",instance="$instance"}[$__rate_interval])'
+        'rate(innodb_redo_file_misc_seconds_total{job="innodb",instance="$instance"}[$__rate_interval])'
+        ' / rate(innodb_redo_file_misc_operations_total{job="innodb",instance="$instance"}[$__rate_interval])'
         ' or max without (stat) (avg_over_time('
         'innodb_redo_fsync_latency_seconds{job="innodb",instance="$instance",stat="avg"}[$__rate_interval]))')
     earlier = latency.render(panel_context(offset="$offset"))

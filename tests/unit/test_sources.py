@@ -287,7 +287,7 @@ def test_a_server_without_the_redo_file_instrument_is_not_asked_again_on_the_sam
     assert len(mariadb.ran) == 1
     mysql = Cursor({"SELECT COUNT_MISC": [(10, 2_000_000_000_000, 5, 0, 4096)]})
     again = server()  # a new connection, to a server that has it: asked on every scrape
-    assert source.fetch(mysql, again).fsync_seconds == 2.0 and source.fetch(mysql, again).fsyncs == 10
+    assert source.fetch(mysql, again).misc_seconds == 2.0 and source.fetch(mysql, again).misc_operations == 10
     assert len(mysql.ran) == 2
 
 

@@ -73,58 +73,7 @@ def test_https_with_basic_auth(tmp_path, pki):
         proc.wait(10)
 
 
-# --- loading -----------------------------------------------------------------------------------
-
-
-def test_every_problem_is_listed_with_the_file_named(tmp_path):
-    path = web_config(tmp_path, """\
-tls_server_config:
-  cert_file: missing.crt
-  client_auth_type: RequireAnyClientCert
-  min_version: TLS10
-  cipher_suites: [TLS_AES_128_GCM_SHA256]
-http_server_config:
-  http2: true
-  headers:
-    X-Powered-By: us
-    X-Frame-Options: allow
-    Content-Security-Policy: "default-src 'self'\\r\\nSet-Cookie: a=b"
-basic_auth_users:
-  prometheus: my-plain-password
-  admin: $2y$03$abcdefghijklmnopqrstuvabcdefghijklmnopqrstuvwxyz01234
-rate_limit:
-  burst: 5
-unknown: 1
-""")
-    web, problems = load_web_config(path)
-    assert all(p.startswith(f"--web.config.file {path}") for p in problems), problems
-    text = "\n".join(problems)
-    for expected in ("unknown key 'unknown'", "rate_limit: a global request rate limit is not supported",
-                     f"cert_file {tmp_path / 'missing.crt'} does not exist", "cert_file and key_file go together",
-                     "client_auth_type RequireAnyClientCert asks for a client certificate without verifying it",
-                     "min_version 'TLS10' is not one of TLS12, TLS13", "tls_server_config.cipher_suites:",
-                     "http2 True: this exporter serves HTTP/1.1 only",
-                     "HTTP header 'X-Powered-By' can not be configured",
-                     "HTTP header X-Frame-Options: 'allow' is not one of deny, sameorigin",
-                     "HTTP header Content-Security-Policy: the value must be one line of text",
-                     "basic_auth_users['prometheus'] is not a bcrypt hash",
-                     "basic_auth_users['admin']: bcrypt cost 03 is not between 4 and 31"):
-        assert expected in text, text
-    assert "my-plain-password" not in text  # a password written where the hash belongs is not echoed
-    assert len(problems) == 13, problems
-
-
-def test_client_ca_and_client_auth_type_go_together(tmp_path, pki):
-    for tls, expected in (
-        ("client_ca_file: ca.crt", "client_ca_file is set but client_auth_type is NoClientCert"),
-        ("client_auth_type: RequireAndVerifyClientCert", "client_auth_type RequireAndVerifyClientCert needs client_ca_file"),
-        ("client_auth_type: Sometimes", "client_auth_type 'Sometimes' is not one of"),
-    ):
-        path = web_config(tmp_path, f"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  {tls}\n")
-        assert [expected in p for p in load_web_config(path)[1]] == [True], tls
-    path = web_config(tmp_path, "tls_server_config:\n  client_auth_type: VerifyClientCertIfGiven\n"
-                                "  client_ca_file: ca.crt\n")
-    assert any("client certificates need TLS: set cert_file and key_file" in p for p in load_web_config(path)[1])
+# --- loading (tests/unit/test_web_toolkit_config.py holds it to exporter-toolkit's format) ------------------
 
 
 def test_certificates_are_loaded_at_start_not_at_the_first_scrape(tmp_path, pki):

@@ -198,6 +198,70 @@ def test_garbage_gets_400():
         assert read_all(raw(server.port, b"HELLO\r\n\r\n")).startswith(b"HTTP/1.1 400")
 
 
+# --- framing (RFC 9112): every badly framed request is refused and its connection closed ------------------
+
+SECOND = b"GET /second HTTP/1.1\r\nHost: x\r\n\r\n"  # pipelined behind each bad request: never answered
+BAD_FRAMING = {
+    # Issue 28: the 400 came, but the connection stayed and answered what followed (request smuggling).
+    "Content-Length with Transfer-Encoding": (400, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                                                   b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    # Issue 28: no answer at all, the server waiting for 2^80 bytes until the body deadline.
+    "a chunk size of 20 hex digits": (400, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                           b"FFFFFFFFFFFFFFFFFFFF\r\n"),
+    "a chunk size over the body bound": (413, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                              b"FFFFFFFFFFFFFFFF\r\n"),
+    "bare LF line endings": (400, b"GET / HTTP/1.1\nHost: x\n\n"),
+    "a bare LF in one header line": (400, b"GET / HTTP/1.1\r\nHost: x\nX-A: 1\r\n\r\n"),
+    "obsolete line folding": (400, b"GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  2\r\n\r\n"),
+    "a chunk-size line ending in a bare LF": (400, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                                                   b"\r\n1\nx\r\n0\r\n\r\n"),
+    "chunk data not followed by CRLF": (400, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                             b"1\r\nxy0\r\n\r\n"),
+    "trailer fields": (400, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            b"1\r\nx\r\n0\r\nX-Trailer: 1\r\n\r\n"),
+    "Transfer-Encoding in HTTP/1.0": (400, b"POST / HTTP/1.0\r\nConnection: keep-alive\r\n"
+                                           b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    "a Content-Length list": (400, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1, 1\r\n\r\nx"),
+    "two equal Content-Lengths": (400, b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n"
+                                       b"Content-Length: 1\r\n\r\nx"),
+    "chunked not the last coding": (400, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n"),
+    "a coding before chunked": (501, b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                                     b"0\r\n\r\n"),
+}
+
+
+@pytest.mark.parametrize("status, request_bytes", BAD_FRAMING.values(), ids=BAD_FRAMING.keys())
+def test_a_badly_framed_request_is_refused_and_its_connection_closed(status, request_bytes):
+    app, calls = counting(echo_app)
+    # Deadlines longer than the test waits: the answer and the close can only come from the framing check.
+    limits = Limits(head_timeout=HANG_GUARD * 10, body_timeout=HANG_GUARD * 10, idle_timeout=HANG_GUARD * 10)
+    with running(app, limits=limits) as server:
+        sock = raw(server.port, request_bytes + SECOND)
+        sock.settimeout(HANG_GUARD)
+        answer = read_all(sock)  # returns only once the server has closed the connection
+        assert answer.startswith(b"HTTP/1.%d %d" % (1, status)), answer[:200]
+        assert answer.count(b"HTTP/1.1 ") == 1 and b"Connection: close" in answer
+        assert calls == []  # neither the bad request nor the one behind it reached the app
+        assert get(server.port)[0] == 200  # and the server goes on
+
+
+def test_good_framing_still_passes_even_byte_by_byte():
+    with running(limits=Limits(body_timeout=HANG_GUARD)) as server:
+        body = b"5;name=value\r\nhello\r\n3\r\n, w\r\n0\r\n\r\n"  # a chunk extension, ignored
+        sock = raw(server.port, b"POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for byte in body:  # every chunk-size line arriving in pieces
+            sock.sendall(bytes([byte]))
+        sock.sendall(b"POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok" + SECOND)
+        sock.settimeout(HANG_GUARD)
+        answers = b""
+        while answers.count(b"HTTP/1.1 200 OK") < 3:
+            chunk = sock.recv(65536)
+            assert chunk, answers
+            answers += chunk
+        assert b'"body_length": 8' in answers and b'"body_length": 2' in answers and b'"/second"' in answers
+        assert server.connections == 1  # kept alive through all three
+
+
 @pytest.mark.slow
 def test_the_request_head_must_arrive_within_its_deadline_even_one_byte_at_a_time():
     # The keep-alive deadline is far longer than the test waits: a close can only come from the head's.

@@ -38,10 +38,11 @@ SOURCES_DOWN: dict[str, set[str]] = {
 # instruments are off), not_provided (the server has no such number).
 ABSENT: dict[str, dict[str, str]] = {
     # MariaDB 10.8+ neither counts nor times its REDO fsyncs, nor keeps InnoDB's flush time averages.
-    "innodb_redo_fsyncs_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
-                                 **_on(MARIADB, [TUNED], "not_provided")},
-    "innodb_redo_fsync_seconds_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
-                                        **_on(MARIADB, [TUNED], "not_provided")},
+    "innodb_redo_fsyncs_total": _on(MARIADB, CONFIGS, "not_provided"),
+    "innodb_redo_file_misc_operations_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
+                                               **_on(MARIADB, [TUNED], "not_provided")},
+    "innodb_redo_file_misc_seconds_total": {**_on(MARIADB, [STOCK], "source_unsupported"),
+                                            **_on(MARIADB, [TUNED], "not_provided")},
     "innodb_redo_fsync_latency_seconds": {**_on(MARIADB, CONFIGS, "not_provided"),
                                           **_on(["mysql-9"], [STOCK], "monitor_disabled")},
     "innodb_flush_pages_total": _on(["mysql-9"], [STOCK], "monitor_disabled"),

@@ -1,11 +1,16 @@
-"""The type of every INNODB_METRICS counter, by what it means (see counters.py).
+"""The type of every INNODB_METRICS counter, by how the server keeps it (see counters.py).
 
 The TYPE column says how InnoDB maintains a row, not what it holds: "counter" rows include current values
 (``os_pending_reads``, ``lock_rec_locks``: "Current number of ..."), last-batch sizes and recent averages,
 which go up and down; "value" rows include running totals (``lock_deadlocks``, ``log_checkpoints``). Each
-name below was typed from its COMMENT. Together the two sets hold every counter of the servers recorded in
-tests/fixtures (MariaDB 10.1 to 11.8, MySQL 9.x; a test checks it); a counter they do not know falls back to
-its TYPE.
+name below was typed by how the server's source updates it (storage/innobase: srv0mon.cc and the callers
+of its macros in MySQL 9.x and MariaDB): a value the server sets (``MONITOR_SET``, a set's ``*_pages`` and
+``*_per_call`` members, an existing counter displayed as current) or keeps by increment and decrement is a
+gauge; one it only adds to (``MONITOR_INC``, ``MONITOR_INC_VALUE``, a set's owner and call count) is a
+counter. Its name is no guide: ``cpu_utime_abs`` ("Total CPU user time spent") is set by
+srv_update_cpu_usage() to the share of a CPU used over the last interval. Together the two sets hold every
+counter of the servers recorded in tests/fixtures (MariaDB 10.1 to 11.8, MySQL 9.x; a test checks it); a
+counter they do not know falls back to its TYPE.
 """
 
 # Current values: sizes, pending operations, positions (LSNs), the last batch or call (``*_pages`` of a
@@ -25,7 +30,8 @@ GAUGES = frozenset({
     "buffer_LRU_single_flush_scanned_per_call", "buffer_LRU_unzip_search_scanned_per_call",
     "buffer_pool_bytes_data", "buffer_pool_bytes_dirty", "buffer_pool_pages_data", "buffer_pool_pages_dirty",
     "buffer_pool_pages_free", "buffer_pool_pages_misc", "buffer_pool_pages_total", "buffer_pool_size", "cpu_n",
-    "cpu_stime_pct", "cpu_utime_pct", "ddl_background_drop_indexes", "ddl_background_drop_tables",
+    "cpu_stime_abs", "cpu_stime_pct", "cpu_utime_abs", "cpu_utime_pct", "ddl_background_drop_indexes",
+    "ddl_background_drop_tables",
     "ddl_online_create_index", "ddl_pending_alter_table", "file_num_open_files", "ibuf_size",
     "innodb_page_size", "lock_rec_locks", "lock_row_lock_current_waits", "lock_row_lock_time_avg",
     "lock_row_lock_time_max", "lock_table_locks", "lock_threads_waiting", "log_concurrency_margin",
@@ -78,8 +84,8 @@ COUNTERS = frozenset({
     "compress_pages_page_compressed", "compress_pages_page_compression_error",
     "compress_pages_page_decompressed", "compress_saved", "compress_trim_sect1024", "compress_trim_sect16384",
     "compress_trim_sect2048", "compress_trim_sect32768", "compress_trim_sect4096", "compress_trim_sect512",
-    "compress_trim_sect8192", "compression_pad_decrements", "compression_pad_increments", "cpu_stime_abs",
-    "cpu_utime_abs", "dblwr_async_requests", "dblwr_flush_requests", "dblwr_flush_wait_events",
+    "compress_trim_sect8192", "compression_pad_decrements", "compression_pad_increments",
+    "dblwr_async_requests", "dblwr_flush_requests", "dblwr_flush_wait_events",
     "dblwr_sync_requests", "ddl_log_file_alter_table", "ddl_sort_file_alter_table", "dml_deletes",
     "dml_inserts", "dml_reads", "dml_system_deletes", "dml_system_inserts", "dml_system_reads",
     "dml_system_updates", "dml_updates", "ibuf_merges", "ibuf_merges_delete", "ibuf_merges_delete_mark",

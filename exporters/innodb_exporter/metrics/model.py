@@ -18,7 +18,7 @@ from typing import Callable, Iterable
 
 from ..sources import (EngineInnodbStatus, GlobalStatus, GlobalVariables, InnodbMetrics, InnodbTrx, PerfSchemaRedoFile,
                        Source)
-from . import redo
+from . import redo, settings
 from .families import Family, Sample
 from .snapshot import Snapshot
 
@@ -67,6 +67,26 @@ def counter(name: str, flavors: str, divisor: float = 1) -> Provider:
         return row.count / divisor if row is not None and row.enabled else None
 
     return Provider(InnodbMetrics.name, f"`{name}`", flavors, get, counter_names=(name,))
+
+
+def flush_point(name: str, flavors: str) -> Provider:
+    """A flush point the server reports in INNODB_METRICS, as the age at which it acts (redo.point_to_age):
+    MySQL 8.0+ compares an age plus its free-check margin (log_concurrency_margin) with the raw point."""
+
+    def get(s: Snapshot):
+        counters = s.counters or {}
+        row, margin = counters.get(name), counters.get(MARGIN_COUNTER)
+        if row is None or not row.enabled or s.server is None:
+            return None
+        margin_sn = margin.count if margin is not None and margin.enabled else None
+        return redo.point_to_age(row.count, margin_sn, s.server.flavor, s.server.version, s.limits())
+
+    return Provider(InnodbMetrics.name, f"`{name}` less the free-check margin (`{MARGIN_COUNTER}`, MySQL 8.0+)",
+                    flavors, get, counter_names=(name, MARGIN_COUNTER), variable_names=redo.VARIABLES,
+                    status_names=redo.STATUS)
+
+
+MARGIN_COUNTER = "log_concurrency_margin"
 
 
 def text(section: str, fields: tuple[str, ...], what: str, flavors: str,
@@ -330,6 +350,8 @@ PURGE_DELAY_MYSQL = Provider(
 SEMAPHORE_WAITS = "SEMAPHORES '--Thread … has waited at …' entries"
 INSTANCES = "INDIVIDUAL BUFFER POOL INFO (with 2+ instances)"
 REDO_COMPUTED = "computed from the REDO settings (docs/redo-model.md)"
+TRAILING = f"{MYSQL_8030}, refreshed in the background: trails the log"
+PERF_REDO = "MySQL, Percona Server with performance_schema; MariaDB 10.5+ does not instrument its REDO"
 
 
 def _lsn(field: str, what: str, flavors: str = ALL_FLAVORS) -> Provider:
@@ -344,12 +366,16 @@ def _minus(a, b):
     return a - b
 
 
+# The LSNs and checkpoint age come from a source that says "now": the status variables MariaDB and Percona
+# compute when read, INNODB_METRICS's log_lsn_* (read live, when on), the status text. MySQL 8.0.30+'s
+# Innodb_redo_log_*_lsn are copies refreshed by a background thread (log_update_exported_variables, about
+# every 10 ms and at checkpoints) and trail the log under load: the last resort.
 CHECKPOINT_AGE = one(status("Innodb_checkpoint_age", MARIADB_PERCONA),
-                     status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
+                     counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF),
                      text("log", ("checkpoint_age",), "LOG 'Checkpoint age'", "Percona Server, XtraDB"),
                      text("log", ("lsn", "last_checkpoint_lsn"), "LOG 'Log sequence number' − 'Last checkpoint at'",
                           ALL_FLAVORS, _minus),
-                     counter("log_lsn_checkpoint_age", ALL_FLAVORS + OFF))
+                     status_diff("Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", TRAILING))
 MODIFIED_AGE = one(text("log", ("modified_age",), "LOG 'Modified age'", "Percona Server 5.7, XtraDB"),
                    text("log", ("lsn", "pages_flushed_lsn"), "LOG 'Log sequence number' − 'Pages flushed up to'",
                         ALL_FLAVORS, _minus))
@@ -377,18 +403,20 @@ METRICS: tuple[Metric, ...] = (
           "Current LSN minus the last checkpoint LSN: REDO that crash recovery would have to apply.",
           CHECKPOINT_AGE, headline=True),
     gauge("innodb_checkpoint_age_max_bytes", "bytes",
-          "The server's hard limit for checkpoint age: above it InnoDB flushes synchronously and writers wait.",
+          "The server's hard limit for checkpoint age: above it user threads wait for a checkpoint (MySQL 8.0+: "
+          "the soft capacity less the free-check margin; MariaDB: max_checkpoint_age).",
           one(status("Innodb_checkpoint_max_age", MARIADB_PERCONA),
               text("log", ("max_checkpoint_age",), "LOG 'Max checkpoint age'", "Percona Server, XtraDB"),
               computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+", "max_checkpoint_age")), headline=True),
     gauge("innodb_checkpoint_age_async_bytes", "bytes",
-          "Age at which adaptive flushing turns aggressive (async preflush point, max_modified_age_async).",
-          one(counter("log_max_modified_age_async", ALL_FLAVORS + OFF),
+          "Age at which adaptive flushing turns aggressive (async preflush point, max_modified_age_async; on MySQL "
+          "8.0+ less the free-check margin the server adds to the age).",
+          one(flush_point("log_max_modified_age_async", ALL_FLAVORS + OFF),
               computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+", "async_age")), headline=True),
     gauge("innodb_checkpoint_age_sync_bytes", "bytes",
-          "Age at which InnoDB flushes synchronously (max_modified_age_sync). On MariaDB 10.5+ that is the max "
-          "checkpoint age, where it flushes furiously.",
-          one(counter("log_max_modified_age_sync", "MySQL" + OFF),
+          "Age at which InnoDB flushes synchronously (max_modified_age_sync; on MySQL 8.0+ less the free-check "
+          "margin). On MariaDB 10.5+ that is the max checkpoint age, where it flushes furiously.",
+          one(flush_point("log_max_modified_age_sync", "MySQL" + OFF),
               computed(REDO_COMPUTED, "MySQL 5.7+, MariaDB 10.0+ (10.5+: the max checkpoint age)", "sync_age")),
           headline=True),
     gauge("innodb_redo_capacity_bytes", "bytes",
@@ -398,19 +426,19 @@ METRICS: tuple[Metric, ...] = (
                                "MySQL before 8.0.30, MariaDB (one file since 10.5)")), headline=True),
     gauge("innodb_redo_lsn_bytes", "bytes", "Current log sequence number (bytes of REDO ever written).",
           one(status("Innodb_lsn_current", MARIADB_PERCONA),
-              status("Innodb_redo_log_current_lsn", MYSQL_8030),
+              counter("log_lsn_current", ALL_FLAVORS + OFF),
               _lsn("lsn", "Log sequence number"),
-              counter("log_lsn_current", ALL_FLAVORS + OFF)), headline=True),
+              status("Innodb_redo_log_current_lsn", TRAILING)), headline=True),
     gauge("innodb_redo_flushed_lsn_bytes", "bytes", "LSN up to which the REDO log is flushed to disk.",
           one(status("Innodb_lsn_flushed", MARIADB_PERCONA),
-              status("Innodb_redo_log_flushed_to_disk_lsn", MYSQL_8030),
+              counter("log_lsn_last_flush", ALL_FLAVORS + OFF),
               _lsn("flushed_lsn", "Log flushed up to"),
-              counter("log_lsn_last_flush", ALL_FLAVORS + OFF)), headline=True),
+              status("Innodb_redo_log_flushed_to_disk_lsn", TRAILING)), headline=True),
     gauge("innodb_redo_checkpoint_lsn_bytes", "bytes", "LSN of the last checkpoint.",
           one(status("Innodb_lsn_last_checkpoint", MARIADB_PERCONA),
-              status("Innodb_redo_log_checkpoint_lsn", MYSQL_8030),
+              counter("log_lsn_last_checkpoint", ALL_FLAVORS + OFF),
               _lsn("last_checkpoint_lsn", "Last checkpoint at"),
-              counter("log_lsn_last_checkpoint", ALL_FLAVORS + OFF)), headline=True),
+              status("Innodb_redo_log_checkpoint_lsn", TRAILING)), headline=True),
     gauge("innodb_redo_pages_flushed_lsn_bytes", "bytes",
           "LSN of the oldest page modification not yet flushed ('Pages flushed up to').",
           one(_lsn("pages_flushed_lsn", "Pages flushed up to"),
@@ -429,14 +457,18 @@ METRICS: tuple[Metric, ...] = (
     counter_metric("innodb_redo_fsyncs_total", "",
                    "fsync() calls on the REDO log. MariaDB 10.8+ counts them only inside Innodb_data_fsyncs.",
                    one(status("Innodb_os_log_fsyncs", "MySQL, Percona Server, MariaDB before 10.8"),
-                       counter("os_log_fsyncs", "MySQL, MariaDB before 10.8"),
-                       value_of(PerfSchemaRedoFile, "fsyncs", "COUNT_MISC of innodb_log_file",
-                                "MySQL with performance_schema")), headline=True),
-    counter_metric("innodb_redo_fsync_seconds_total", "seconds",
-                   "Time spent in REDO fsync: rate(this) / rate(innodb_redo_fsyncs_total) is the average fsync latency.",
-                   one(value_of(PerfSchemaRedoFile, "fsync_seconds", "SUM_TIMER_MISC of innodb_log_file",
-                                "MySQL, Percona Server with performance_schema; MariaDB 10.8+ does not instrument "
-                                "its REDO")), headline=True),
+                       counter("os_log_fsyncs", "MySQL, MariaDB before 10.8")), headline=True),
+    counter_metric("innodb_redo_file_misc_operations_total", "",
+                   "Timed operations on the REDO log files other than reads and writes: the fsyncs, and the opens, "
+                   "closes and creates of file rotation, which are few (performance_schema COUNT_MISC).",
+                   one(value_of(PerfSchemaRedoFile, "misc_operations", "COUNT_MISC of innodb_log_file", PERF_REDO)),
+                   headline=True),
+    counter_metric("innodb_redo_file_misc_seconds_total", "seconds",
+                   "Time of those operations (performance_schema SUM_TIMER_MISC): rate(this) / "
+                   "rate(innodb_redo_file_misc_operations_total) is the REDO fsync latency, to within the few "
+                   "rotation operations.",
+                   one(value_of(PerfSchemaRedoFile, "misc_seconds", "SUM_TIMER_MISC of innodb_log_file", PERF_REDO)),
+                   headline=True),
     gauge("innodb_redo_fsync_latency_seconds", "seconds",
           "InnoDB's own REDO flush time over its last averaging window: average and maximum per fsync.",
           by(avg=counter("log_flush_avg_time", "MySQL 8.0+" + OFF, 1e6),
@@ -631,9 +663,10 @@ def _providers() -> Iterable[Provider]:
         yield from metric.builder.providers()
 
 
-# What the sources must fetch, derived from the table so that it never drifts from it.
-STATUS_NAMES = tuple(sorted({n for p in _providers() for n in p.status_names}))
-VARIABLE_NAMES = tuple(sorted({n for p in _providers() for n in p.variable_names}))
+# What the sources must fetch, derived from the table so that it never drifts from it, and the settings a
+# tuner changes (settings.py), read with them.
+STATUS_NAMES = tuple(sorted({n for p in _providers() for n in p.status_names} | set(settings.STATUS_NAMES)))
+VARIABLE_NAMES = tuple(sorted({n for p in _providers() for n in p.variable_names} | set(settings.NAMES)))
 # The INNODB_METRICS counters the metrics read: what `innodb_monitor_enable` must list (the one list;
 # provisioning/mysql/monitoring.cnf is generated from it).
 NEEDED_COUNTERS = tuple(sorted({n for p in _providers() for n in p.counter_names}))

@@ -6,6 +6,11 @@ INNODB_METRICS counters that are off by default. Where the server does not say, 
 from the settings with the server's own formula, chosen from ``RULES`` by flavour and version.
 docs/redo-model.md gives each formula with the source lines it comes from.
 
+Every limit is the age at which the server acts. MySQL 8.0+ adds its free-check margin to an age before
+it compares the age with its async and sync points (``log_sync_flush_lsn``; the page cleaner's
+``limit_for_dirty_page_age``) and with its soft capacity (``log_free_check``), so the age at which it
+acts is each of those less the margin, and they come in the order the server acts: async, sync, max.
+
 All functions here are pure: settings in, bytes out.
 """
 
@@ -66,6 +71,9 @@ class Limits:
     max_checkpoint_age: int | None = None  # writers stall above this checkpoint age
     async_age: int | None = None  # adaptive flushing turns aggressive (async preflush)
     sync_age: int | None = None  # synchronous flushing
+    # MySQL 8.0+: the free-check margin, in LSN bytes, that the server adds to an age before comparing it
+    # with its raw points (the log_max_modified_age_* counters); already taken off the three ages above.
+    margin: int = 0
 
 
 def _down(value: float, align: int = BLOCK) -> int:
@@ -113,19 +121,21 @@ def mysql80(s: Settings) -> Limits:
     for_writer = _down(real - safety)
     for_free_check = for_writer - _down(for_writer * 0.05)
     margin = 4 * s.page_size * (10 + s.thread_concurrency) + 8 * s.page_size + _down(0.05 * for_writer)
-    margin = min(margin, _up(for_writer / 2))
+    margin = sn_to_lsn(min(margin, _up(for_writer / 2)))
     return Limits(
         capacity,
-        max_checkpoint_age=_down(for_free_check - sn_to_lsn(margin)),
-        async_age=_up(for_free_check - for_free_check // 8),
-        sync_age=_up(for_free_check - for_free_check // 16),
+        max_checkpoint_age=_down(for_free_check - margin),
+        async_age=_up(for_free_check - for_free_check // 8) - margin,
+        sync_age=_up(for_free_check - for_free_check // 16) - margin,
+        margin=margin,
     )
 
 
 def mysql8030(s: Settings) -> Limits:
     """MySQL 8.0.30+, 8.4, 9.x: ``Log_files_capacity`` (log0files_capacity.cc) and the free-check margin.
 
-    For the default 100 MiB this gives 87417344, the "Max checkpoint age" Percona Server prints.
+    For the default 100 MiB this gives 87417344, the "Max checkpoint age" Percona Server prints; the raw
+    points (async + margin, sync + margin) are what the log_max_modified_age_* counters report.
     """
     physical = s.redo_log_capacity
     if not physical:
@@ -137,12 +147,13 @@ def mysql8030(s: Settings) -> Limits:
     hard = _down(lsn_capacity - _up(math.ceil(0.1 * next_file_size)))
     soft = _down(math.floor(hard * 0.95))
     margin = 4 * s.page_size * (s.thread_concurrency + 10) + 4096 + _down(0.05 * soft)
-    margin = min(margin, int(soft * 0.55))
+    margin = sn_to_lsn(min(margin, int(soft * 0.55)))
     return Limits(
         physical,
-        max_checkpoint_age=_down(soft - sn_to_lsn(margin)),
-        async_age=_down(soft - soft // 8),
-        sync_age=_down(math.floor(soft * (1 - 1 / 16))),
+        max_checkpoint_age=_down(soft - margin),
+        async_age=_down(soft - soft // 8) - margin,
+        sync_age=_down(math.floor(soft * (1 - 1 / 16))) - margin,
+        margin=margin,
     )
 
 
@@ -190,6 +201,20 @@ def rule_for(flavor: str, version: tuple[int, ...]) -> Rule | None:
         if rule.flavor == family and tuple(version) >= rule.since:
             return rule
     return None
+
+
+def point_to_age(raw: float, margin_sn: float | None, flavor: str, version: tuple[int, ...],
+                 limits: Limits) -> float | None:
+    """A raw point the server reports (log_max_modified_age_async/_sync) as the age at which it acts: less
+    the free-check margin on MySQL 8.0+, from the log_concurrency_margin counter (payload bytes) where it is
+    read, else computed from the settings (None when neither is known). MariaDB and MySQL 5.7 act at the
+    raw point."""
+    rule = rule_for(flavor, version)
+    if rule is None or rule.formula not in (mysql80, mysql8030):
+        return raw
+    if margin_sn is not None:
+        return raw - sn_to_lsn(int(margin_sn))
+    return raw - limits.margin if limits.margin else None
 
 
 def flush_points_apply_to_checkpoint_age(flavor: str, version: tuple[int, ...]) -> bool:

@@ -11,7 +11,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
-from ..metrics import counters, model
+from ..metrics import counters, model, settings
 from ..metrics.families import Exposed, Family
 from . import health
 from .scrape import ScrapeResult
@@ -20,11 +20,11 @@ OPENMETRICS = "application/openmetrics-text"
 
 
 def families(result: ScrapeResult) -> list[Exposed]:
-    """Health, the model's metrics, and every INNODB_METRICS counter."""
+    """Health, the model's metrics, the settings and their changes, and every INNODB_METRICS counter."""
     evaluated = model.evaluate(result.snapshot)
     present = {metric.name for metric, _ in evaluated}
     return (health.families(result, present) + [metric.family.build(samples) for metric, samples in evaluated]
-            + counters.families(result.snapshot))
+            + settings.families(result.snapshot.variables, result.settings) + counters.families(result.snapshot))
 
 
 def _escape(text: str) -> str:

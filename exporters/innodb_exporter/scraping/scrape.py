@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ..metrics import model
+from ..metrics.settings import Seen
 from ..metrics.snapshot import Snapshot
 from ..sources import CATALOGUE, CORE, GlobalStatus, GlobalVariables, InnodbMetrics, Source
 from ..sources.base import Read
@@ -48,6 +49,7 @@ class ScrapeResult:
     snapshot: Snapshot
     errors_total: dict[str, int] = field(default_factory=dict)
     parse_errors_total: dict[str, int] = field(default_factory=dict)
+    settings: Seen | None = None  # the server's start and its settings' latest changes, as its target saw them
 
 
 def build_sources(names: tuple[str, ...]) -> tuple[Source, ...]:

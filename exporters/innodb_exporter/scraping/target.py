@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..metrics import model
+from ..metrics.settings import History
 from ..metrics.snapshot import Snapshot
 from ..sources import NAMES, PerfSchemaLatches
 from ..sources.perf_schema_latches import untimed_by_kind
@@ -52,6 +53,7 @@ class Target:
         self._errors = {s.name: 0 for s in self.sources}
         self._parse_errors = {s.name: 0 for s in self.sources}
         self._disabled_seen: tuple[str, ...] = ()
+        self.history = History()  # the server's settings and start, kept across reconnections
 
     # --- public -------------------------------------------------------------------------------
 
@@ -127,7 +129,16 @@ class Target:
             self.session.close()
         snapshot.server = self.session.server
         self._disabled_seen = disabled(snapshot, model.NEEDED_COUNTERS)
+        if snapshot.status is not None:
+            self._see_settings(snapshot)
         return self._result(results, snapshot)
+
+    def _see_settings(self, snapshot: Snapshot) -> None:
+        """Compare the settings and the server's start with what this server had before (one log line a change)."""
+        for change in self.history.observe(snapshot.variables, snapshot.status.get("uptime"), time.time()):
+            log.info("%s: %s changed from %s to %s%s", self.settings.address, change.setting, change.before,
+                     change.after, " across a restart" if change.restart else "",
+                     extra={"target": self.settings.address})
 
     def _connect(self, deadline: float, results: dict[str, SourceResult], sources) -> bool:
         """Open the connection; when it fails, say so once and answer ``sources`` with why."""
@@ -165,12 +176,13 @@ class Target:
             self._parse_errors[name] += len(r.problems)
         self._report(results, snapshot)
         return ScrapeResult(up(results), snapshot.server, results, snapshot, dict(self._errors),
-                            dict(self._parse_errors))
+                            dict(self._parse_errors), self.history.seen())
 
     def _empty_result(self, kind: str, message: str) -> ScrapeResult:
         """Every source failed with ``kind``; none has a duration, as no read was seen to end."""
         results = {s.name: SourceResult(s.name, kind=kind, message=message, duration=None) for s in self.sources}
-        return ScrapeResult(False, None, results, Snapshot(), dict(self._errors), dict(self._parse_errors))
+        return ScrapeResult(False, None, results, Snapshot(), dict(self._errors), dict(self._parse_errors),
+                            self.history.seen())
 
     def _report(self, results: dict[str, SourceResult], snapshot: Snapshot) -> None:
         """One log line per distinct problem when it starts, naming every source it affects; one when it ends."""

@@ -25,7 +25,8 @@ class GlobalStatus(Source):
     name = "global_status"
     field = "status"
     privilege = "none"
-    summary = "`SHOW GLOBAL STATUS`: only the InnoDB variables our metrics use (mysqld_exporter has the rest)."
+    summary = ("`SHOW GLOBAL STATUS`: only the InnoDB variables our metrics use, and `Uptime` (mysqld_exporter has "
+               "the rest).")
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)
@@ -42,7 +43,8 @@ class GlobalVariables(Source):
     name = "global_variables"
     field = "variables"
     privilege = "none"
-    summary = "`SHOW GLOBAL VARIABLES`: the InnoDB settings the REDO model and derived metrics need, read once a minute."
+    summary = ("`SHOW GLOBAL VARIABLES`: the InnoDB settings the REDO model and derived metrics need, and the settings "
+               "a tuner changes (below), read when a connection starts and then once a minute.")
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)

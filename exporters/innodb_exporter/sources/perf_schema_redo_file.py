@@ -1,7 +1,10 @@
-"""``performance_schema.file_summary_by_event_name`` for the REDO log file: fsync count and time.
+"""``performance_schema.file_summary_by_event_name`` for the REDO log files: their timed operations.
 
-COUNT_MISC / SUM_TIMER_MISC hold the file's sync operations together with its rare open, close and
-stat calls, so they are the REDO fsyncs to within a few operations. MySQL instruments the REDO log
+COUNT_MISC / SUM_TIMER_MISC count and time every operation on the files other than reads and writes: the
+fsyncs, and the opens, closes and creates of file rotation, which are few. Both cover the same operations,
+so their ratio is a latency per operation; Innodb_os_log_fsyncs counts fsyncs alone and is not its
+denominator (Log_file_handle::fsync counts what performance_schema times with other operations besides).
+MySQL instruments the REDO log
 as ``wait/io/file/innodb/innodb_log_file``; MariaDB 10.5+ does not instrument it, and the query
 returns no row there. A server registers its instruments when it starts, so a connection that found no
 row does not ask again (under load the statement cost the server as much as any other of a scrape).
@@ -18,8 +21,8 @@ PICOSECONDS = 1e12
 
 @dataclass(frozen=True)
 class RedoFileIO:
-    fsyncs: int
-    fsync_seconds: float
+    misc_operations: int  # COUNT_MISC: fsyncs, and the opens, closes and creates of file rotation
+    misc_seconds: float  # SUM_TIMER_MISC: their time
     writes: int
     write_seconds: float
     bytes_written: int
@@ -29,7 +32,8 @@ class PerfSchemaRedoFile(Source):
     name = "perf_schema_redo_file"
     field = "redo_file"
     privilege = "SELECT on performance_schema"
-    summary = "``performance_schema.file_summary_by_event_name`` for the REDO log file: fsync count and time."
+    summary = ("``performance_schema.file_summary_by_event_name`` for the REDO log files: the count and time of "
+               "their operations other than reads and writes (fsyncs, file rotation), and of their writes.")
 
     def __init__(self, wanted: tuple[str, ...] = ()):
         super().__init__(wanted)

@@ -1,27 +1,32 @@
-"""``--web.config.file``: TLS, basic auth and response headers, in the Prometheus exporter-toolkit format.
+"""``--web.config.file``: Prometheus exporter-toolkit's web configuration, read as the toolkit (v0.20) reads it.
 
     tls_server_config:
-      cert_file: server.crt            # paths are relative to this file
+      cert_file: server.crt            # paths are relative to this file; or cert:/key: inline PEM
       key_file: server.key
-      client_auth_type: RequireAndVerifyClientCert   # optional, with client_ca_file
+      client_auth_type: RequireAndVerifyClientCert   # against client_ca_file, or the system's roots
       client_ca_file: ca.crt
-      min_version: TLS12               # TLS12 (default) or TLS13; max_version likewise
+      client_allowed_sans: [prometheus.example]
     http_server_config:
-      http2: false                     # we serve HTTP/1.1 only; true is refused
       headers:                         # exporter-toolkit's allowed set, added to every response
         Strict-Transport-Security: max-age=31536000
-        X-Content-Type-Options: nosniff
     basic_auth_users:
       prometheus: $2y$10$...   # bcrypt hash, e.g. from `htpasswd -nBC 10 "" | tr -d ':\\n'`
+    rate_limit:                        # one token bucket for every request
+      interval: 1s
+      burst: 20
 
-``load_web_config`` reports every problem at once, each naming the file. What exporter-toolkit accepts
-and this exporter cannot honour (inline certificates, cipher lists, ``http2: true``, ...) is refused
-with a message saying so, never accepted and ignored.
+The rule is the toolkit's: every file it accepts starts the exporter with the same meaning, every file it
+refuses is refused, each problem naming its line and key (all of them at once, where the toolkit stops at the
+first). The YAML is read the way Go's yaml.UnmarshalStrict reads it into the toolkit's types: unknown or
+repeated keys are errors, a scalar given for a string is its text (``X-XSS-Protection: 1`` is "1"), only
+the first document counts. docs/http.md has the table of every option and the few differences (HTTP/2 is
+not spoken; only the certificate files are re-read while running).
 
 ``BasicAuth`` checks credentials so that timing tells nothing about which users exist (an unknown user
-costs one bcrypt run against a dummy hash of the same cost), bounds how many bcrypt runs happen at
-once, remembers recent successes (bcrypt is slow by design, and Prometheus sends the same credentials
-every scrape), and limits the failed attempts of each client address.
+costs one bcrypt run against a dummy hash of the users' highest cost, made without hashing anything, so
+that any cost starts at once), bounds how many bcrypt runs happen at once, remembers recent successes
+(bcrypt is slow by design, and Prometheus sends the same credentials every scrape), and limits the failed
+attempts of each client address. ``RateLimiter`` is the toolkit's ``rate_limit``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import logging
 import os
 import re
 import ssl
@@ -40,31 +46,10 @@ from dataclasses import dataclass, field
 import bcrypt
 import yaml
 
-# exporter-toolkit's client_auth_type values. Python's ssl module verifies every certificate a client
-# sends, so the two that ask for a certificate without verifying it cannot be offered.
-CLIENT_AUTH = {
-    "NoClientCert": ssl.CERT_NONE,
-    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
-    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
-}
-UNVERIFIED_CLIENT_AUTH = ("RequestClientCert", "RequireAnyClientCert", "RequireClientCert")
-# TLS 1.0 and 1.1 are deprecated (RFC 8996); exporter-toolkit still accepts them, we do not.
-TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
-_TLS_KEYS = {"cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version"}
-_TLS_UNSUPPORTED = {  # exporter-toolkit keys we cannot honour, and why
-    "cert": "inline certificates are not supported; use cert_file",
-    "key": "inline keys are not supported; use key_file",
-    "client_ca": "inline client CAs are not supported; use client_ca_file",
-    "cipher_suites": "cipher suites are OpenSSL's defaults for TLS 1.2 and fixed for TLS 1.3",
-    "curve_preferences": "curves are OpenSSL's defaults",
-    "prefer_server_cipher_suites": "the server's cipher order is always preferred",
-    "client_allowed_sans": "client SAN matching is not supported; use a client CA that signs only allowed clients",
-}
-_TOP_KEYS = {"tls_server_config", "basic_auth_users", "http_server_config"}
-_TOP_UNSUPPORTED = {
-    "rate_limit": "a global request rate limit is not supported; failed basic-auth attempts are limited per "
-                  "client address",
-}
+from . import openssl, tls
+
+log = logging.getLogger("innodb_exporter")
+
 # The response headers exporter-toolkit lets a web config set (web/handler.go, extraHTTPHeaders), with
 # the values allowed where the header has an enumeration; None: any value.
 EXTRA_HEADERS: dict[str, tuple[str, ...] | None] = {
@@ -74,8 +59,13 @@ EXTRA_HEADERS: dict[str, tuple[str, ...] | None] = {
     "X-XSS-Protection": None,
     "Content-Security-Policy": None,
 }
-# $2a$/$2b$/$2y$, a two-digit cost, 22 characters of salt and 31 of hash.
-_BCRYPT = re.compile(r"\$2[aby]\$(\d\d)\$[./A-Za-z0-9]{53}")
+_CLIENT_AUTH_ALIASES = {"": "NoClientCert", "RequireClientCert": "RequireAnyClientCert"}  # the toolkit's too
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    interval: float  # seconds between two tokens; below 0: no limit (Go's rate.Inf)
+    burst: int
 
 
 @dataclass(frozen=True)
@@ -88,26 +78,144 @@ class WebConfig:
     max_version: str = "TLS13"
     users: dict[str, bytes] = field(default_factory=dict, repr=False)  # user -> bcrypt hash
     headers: tuple[tuple[str, str], ...] = ()  # http_server_config.headers, added to every response
+    cert: str | None = None  # inline PEM, used when the file is not set
+    key: str | None = field(default=None, repr=False)
+    client_ca: str | None = None
+    client_allowed_sans: tuple[str, ...] | None = None  # None: no check; (): every certificate refused
+    cipher_suites: tuple[str, ...] = ()  # Go's names
+    curve_preferences: tuple[str, ...] = ()  # Go's names
+    rate_limit: RateLimit | None = None
 
     @property
     def tls(self) -> bool:
-        return bool(self.cert_file)
+        return bool(self.cert_file or self.cert)
 
     def tls_files(self) -> tuple[str, ...]:
         return tuple(p for p in (self.cert_file, self.key_file, self.client_ca_file) if p)
 
     def ssl_context(self) -> ssl.SSLContext:
         """A server context from the files as they are now (the server rebuilds it when they change)."""
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = TLS_VERSIONS[self.min_version]
-        context.maximum_version = TLS_VERSIONS[self.max_version]
-        context.options |= ssl.OP_NO_RENEGOTIATION  # a client could make the server redo handshakes for free
-        context.set_alpn_protocols(["http/1.1"])  # a client offering h2 learns at once that we speak HTTP/1.1
-        context.load_cert_chain(self.cert_file, self.key_file)
-        context.verify_mode = CLIENT_AUTH[self.client_auth_type]
-        if self.client_ca_file:
-            context.load_verify_locations(self.client_ca_file)
-        return context
+        return tls.server_context(self)
+
+
+# --- reading the YAML as go-yaml's UnmarshalStrict reads it into the toolkit's types --------------------------
+
+_NULL, _BOOL, _INT, _FLOAT = (f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float"))
+_GO_BOOL = {"y": True, "Y": True, "n": False, "N": False}  # YAML 1.1 booleans PyYAML does not resolve
+_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class _Reader:
+    """Turns YAML nodes into values of the toolkit's field types, collecting every problem with its line."""
+
+    def __init__(self, where: str):
+        self.where, self.problems = where, []
+        self._flattener = yaml.SafeLoader("")  # for << merge keys
+
+    def fail(self, node, path: str, text: str) -> None:
+        self.problems.append(f"{self.where}: line {node.start_mark.line + 1}: {path}: {text}")
+
+    def mapping(self, node, path: str, fields: dict) -> dict:
+        """{key: node} of a mapping whose keys must be among ``fields`` (None: any key)."""
+        if node is None or node.tag == _NULL:
+            return {}
+        if not isinstance(node, yaml.MappingNode):
+            self.fail(node, path or "the file", f"expected a mapping, not {_kind(node)}")
+            return {}
+        self._flattener.flatten_mapping(node)
+        found: dict = {}
+        for key_node, value in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            name = f"{path}.{key}" if path else str(key)
+            if key is None:
+                self.fail(key_node, path or "the file", "a key must be a scalar")
+            elif fields is not None and key not in fields:
+                self.fail(key_node, name, f"unknown key (known: {', '.join(fields)})")
+            elif key in found:
+                self.fail(key_node, name, "set twice")
+            else:
+                found[key] = value
+        return found
+
+    def string(self, node, path: str) -> str:
+        if node is None or node.tag == _NULL:
+            return ""
+        if not isinstance(node, yaml.ScalarNode):
+            self.fail(node, path, f"expected a string, not {_kind(node)}")
+            return ""
+        return node.value
+
+    def strings(self, node, path: str) -> tuple[str, ...] | None:
+        if node is None or node.tag == _NULL:
+            return None
+        if not isinstance(node, yaml.SequenceNode):
+            self.fail(node, path, f"expected a list, not {_kind(node)}")
+            return None
+        return tuple(self.string(item, f"{path}[{i}]") for i, item in enumerate(node.value))
+
+    def boolean(self, node, path: str, default: bool) -> bool:
+        if node is None:
+            return default
+        if node.tag == _NULL:
+            return False
+        if node.tag == _BOOL:
+            return node.value.lower() in ("yes", "true", "on")
+        if isinstance(node, yaml.ScalarNode) and node.style is None and node.value in _GO_BOOL:
+            return _GO_BOOL[node.value]
+        self.fail(node, path, f"expected true or false, not {node.value if isinstance(node, yaml.ScalarNode) else _kind(node)!r}")
+        return default
+
+    def integer(self, node, path: str) -> int:
+        if node is None or node.tag == _NULL:
+            return 0
+        try:
+            if node.tag == _INT:
+                return int(self._flattener.construct_yaml_int(node))
+            if node.tag == _FLOAT:
+                return int(self._flattener.construct_yaml_float(node))  # Go truncates
+        except (ValueError, OverflowError):
+            pass
+        self.fail(node, path, f"expected an integer, not {node.value if isinstance(node, yaml.ScalarNode) else _kind(node)!r}")
+        return 0
+
+    def duration(self, node, path: str) -> float:
+        """Seconds, from a Go duration ("1s", "1m30s", "100ms") or a bare number of nanoseconds."""
+        if node is None or node.tag == _NULL:
+            return 0.0
+        if node.tag in (_INT, _FLOAT):
+            return self.integer(node, path) * 1e-9
+        text = self.string(node, path)
+        try:
+            return go_duration(text)
+        except ValueError:
+            self.fail(node, path, f"{text!r} is not a duration (e.g. 1s, 100ms, 1m30s)")
+            return 0.0
+
+
+def _kind(node) -> str:
+    return {yaml.MappingNode: "a mapping", yaml.SequenceNode: "a list"}.get(type(node), "a scalar")
+
+
+def go_duration(text: str) -> float:
+    """Go's time.ParseDuration, in seconds."""
+    sign, rest = (-1.0, text[1:]) if text[:1] == "-" else (1.0, text[1:] if text[:1] == "+" else text)
+    if rest == "0":
+        return 0.0
+    total, at = 0.0, 0
+    while at < len(rest) or at == 0:
+        match = _DURATION_PART.match(rest, at)
+        if not match or match.group(1) in ("", "."):
+            raise ValueError(text)
+        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        at = match.end()
+    return sign * total
+
+
+_TOP = ("tls_server_config", "http_server_config", "basic_auth_users", "rate_limit")
+_TLS = ("cert", "key", "client_ca", "cert_file", "key_file", "client_auth_type", "client_ca_file",
+        "client_allowed_sans", "min_version", "max_version", "cipher_suites", "prefer_server_cipher_suites",
+        "curve_preferences")
 
 
 def load_web_config(path: str) -> tuple[WebConfig, list[str]]:
@@ -115,136 +223,197 @@ def load_web_config(path: str) -> tuple[WebConfig, list[str]]:
     where = f"--web.config.file {path}"
     try:
         with open(path, encoding="utf-8") as f:
-            data = yaml.safe_load(f) or {}
+            text = f.read()
+        root = next(yaml.compose_all(text, Loader=yaml.SafeLoader), None)  # later documents are ignored
     except (OSError, UnicodeDecodeError) as exc:
         return WebConfig(), [f"cannot read {where}: {getattr(exc, 'strerror', None) or exc}"]
     except yaml.YAMLError as exc:
         return WebConfig(), [f"{where} is not valid YAML: {exc}"]
-    if not isinstance(data, dict):
-        return WebConfig(), [f"{where}: expected a mapping at the top level"]
-    problems: list[str] = []
-    for key in sorted(set(data) - _TOP_KEYS, key=str):
-        reason = _TOP_UNSUPPORTED.get(key)
-        problems.append(f"{where}: {key}: {reason}" if reason else f"{where}: unknown key {key!r}")
-    tls = _mapping(data, "tls_server_config", where, problems)
-    http = _mapping(data, "http_server_config", where, problems)
-
-    for key in sorted(set(tls) - _TLS_KEYS, key=str):
-        reason = _TLS_UNSUPPORTED.get(key)
-        problems.append(f"{where}: tls_server_config.{key}: {reason}" if reason
-                        else f"{where}: unknown tls_server_config key {key!r}")
+    r = _Reader(where)
+    top = r.mapping(root, "", dict.fromkeys(_TOP))
     base = os.path.dirname(os.path.abspath(path))
-
-    def resolve(name: str) -> str | None:  # relative to the web config file, as in exporter-toolkit
-        value = tls.get(name)
-        if value in (None, ""):
-            return None
-        if not isinstance(value, str):
-            problems.append(f"{where}: tls_server_config.{name} must be a file path")
-            return None
-        full = value if os.path.isabs(value) else os.path.join(base, value)
-        if not os.path.isfile(full):
-            problems.append(f"{where}: {name} {full} does not exist")
-        elif not os.access(full, os.R_OK):
-            problems.append(f"{where}: {name} {full} is not readable")
-        return full
-
-    for name in ("client_auth_type", "min_version", "max_version"):  # the names the checks below look up
-        if tls.get(name) is not None and not isinstance(tls[name], str):
-            problems.append(f"{where}: tls_server_config.{name} must be a name, not {type(tls[name]).__name__}")
-            tls[name] = None
-    cert, key, ca = resolve("cert_file"), resolve("key_file"), resolve("client_ca_file")
-    if bool(cert) != bool(key):
-        problems.append(f"{where}: cert_file and key_file go together")
-    auth_type = tls.get("client_auth_type") or "NoClientCert"
-    if auth_type in UNVERIFIED_CLIENT_AUTH:
-        problems.append(f"{where}: client_auth_type {auth_type} asks for a client certificate without verifying "
-                        f"it, which this exporter cannot do; use VerifyClientCertIfGiven or "
-                        f"RequireAndVerifyClientCert with client_ca_file")
-    elif auth_type not in CLIENT_AUTH:
-        problems.append(f"{where}: client_auth_type {auth_type!r} is not one of {', '.join(CLIENT_AUTH)}")
-    elif auth_type != "NoClientCert" and "client_ca_file" not in tls:
-        problems.append(f"{where}: client_auth_type {auth_type} needs client_ca_file")
-    elif auth_type == "NoClientCert" and ca:
-        problems.append(f"{where}: client_ca_file is set but client_auth_type is NoClientCert; "
-                        f"set client_auth_type to VerifyClientCertIfGiven or RequireAndVerifyClientCert")
-    if (auth_type != "NoClientCert" or ca) and not cert:
-        problems.append(f"{where}: client certificates need TLS: set cert_file and key_file")
-    versions = {}
-    for name, default in (("min_version", "TLS12"), ("max_version", "TLS13")):
-        versions[name] = tls.get(name) or default
-        if versions[name] not in TLS_VERSIONS:
-            problems.append(f"{where}: {name} {versions[name]!r} is not one of {', '.join(TLS_VERSIONS)}")
-    if all(v in TLS_VERSIONS for v in versions.values()) and \
-            TLS_VERSIONS[versions["min_version"]] > TLS_VERSIONS[versions["max_version"]]:
-        problems.append(f"{where}: min_version {versions['min_version']} is above max_version "
-                        f"{versions['max_version']}")
-
-    headers = _headers(http, where, problems)
-    users = _users(data.get("basic_auth_users"), where, problems)
-    web = WebConfig(cert, key, auth_type, ca, versions["min_version"], versions["max_version"], users, headers)
-    if web.tls and not problems:
+    tls_fields = r.mapping(top.get("tls_server_config"), "tls_server_config", dict.fromkeys(_TLS))
+    web = _tls(r, tls_fields, base)
+    http = r.mapping(top.get("http_server_config"), "http_server_config", dict.fromkeys(("http2", "headers")))
+    http2 = r.boolean(http.get("http2"), "http_server_config.http2", default=True)
+    headers = _headers(r, http.get("headers"))
+    users = _users(r, top.get("basic_auth_users"))
+    rate_limit = _rate_limit(r, top.get("rate_limit"))
+    if web.tls and web.cipher_suites and http2 and tls.TLS_VERSIONS[web.min_version] < ssl.TLSVersion.TLSv1_3 \
+            and not set(web.cipher_suites) & set(tls.HTTP2_REQUIRED_CIPHERS):
+        r.fail(tls_fields["cipher_suites"], "tls_server_config.cipher_suites",
+               f"with http_server_config.http2 true (the default), HTTP/2 needs one of "
+               f"{' or '.join(tls.HTTP2_REQUIRED_CIPHERS)} (Go's net/http refuses to start without)")
+    web = WebConfig(**{**web.__dict__, "users": users, "headers": headers, "rate_limit": rate_limit})
+    if web.tls and not r.problems:
         try:  # the certificate and key must load now, not at the first scrape
             web.ssl_context()
+        except openssl.Unsupported as exc:
+            r.problems.append(f"{where}: tls_server_config.client_auth_type {web.client_auth_type} or "
+                              f"curve_preferences: this Python cannot do it ({exc})")
         except (ssl.SSLError, OSError, ValueError) as exc:
-            files = f"cert_file {cert}, key_file {key}" + (f", client_ca_file {ca}" if ca else "")
-            problems.append(f"{where}: cannot use {files}: {getattr(exc, 'reason', None) or exc}")
-    return web, problems
+            sources = [f"{name} {value}" for name, value in (("cert_file", web.cert_file), ("key_file", web.key_file))
+                       if value] + [f"inline {name}" for name in ("cert", "key") if getattr(web, name) and
+                                    not getattr(web, f"{name}_file")]
+            r.problems.append(f"{where}: tls_server_config: cannot use {', '.join(sources)}: "
+                              f"{getattr(exc, 'reason', None) or exc}")
+    return web, r.problems
 
 
-def _mapping(data: dict, key: str, where: str, problems: list[str]) -> dict:
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.append(f"{where}: {key} must be a mapping")
-        return {}
-    return value
+def _tls(r: _Reader, fields: dict, base: str) -> WebConfig:
+    p = "tls_server_config"
+    text = {name: r.string(fields.get(name), f"{p}.{name}") for name in
+            ("cert", "key", "client_ca", "cert_file", "key_file", "client_ca_file", "client_auth_type",
+             "min_version", "max_version")}
+    files = {}
+    for name in ("cert_file", "key_file", "client_ca_file"):
+        value = text[name]
+        if value:  # relative to the web config file, as in the toolkit
+            files[name] = full = value if os.path.isabs(value) else os.path.join(base, value)
+            if not os.path.exists(full):
+                r.fail(fields[name], f"{p}.{name}", f"{full} does not exist")
+            elif os.path.isdir(full):
+                r.fail(fields[name], f"{p}.{name}", f"{full} is a directory")
+            elif not os.access(full, os.R_OK):
+                r.fail(fields[name], f"{p}.{name}", f"{full} is not readable")
+    enabled = any(text[n] for n in ("cert", "key", "client_ca", "cert_file", "key_file", "client_ca_file",
+                                    "client_auth_type"))
+    auth = _CLIENT_AUTH_ALIASES.get(text["client_auth_type"], text["client_auth_type"])
+    versions = {}
+    for name, default in (("min_version", "TLS12"), ("max_version", "TLS13")):
+        versions[name] = text[name] or default
+        if versions[name] not in tls.TLS_VERSIONS:
+            r.fail(fields[name], f"{p}.{name}", f"unknown TLS version {versions[name]!r} "
+                                                f"(one of {', '.join(tls.TLS_VERSIONS)})")
+            versions[name] = default
+    lists = {}
+    for name, known in (("cipher_suites", tls.CIPHER_SUITES), ("curve_preferences", tls.CURVES)):
+        lists[name] = r.strings(fields.get(name), f"{p}.{name}") or ()
+        for value in lists[name]:
+            if value not in known:
+                r.fail(fields[name], f"{p}.{name}", f"unknown {name[:-1].replace('_', ' ')} {value!r} "
+                                                    f"(one of {', '.join(known)})")
+    r.boolean(fields.get("prefer_server_cipher_suites"), f"{p}.prefer_server_cipher_suites", True)  # ignored, as in v0.20
+    sans = r.strings(fields.get("client_allowed_sans"), f"{p}.client_allowed_sans")
+    if enabled:
+        for name in ("cert", "key"):
+            if not text[name] and not text[f"{name}_file"]:
+                r.fail(fields.get(f"{name}_file") or fields.get(name) or next(iter(fields.values())), p,
+                       f"missing one of {name} or {name}_file")
+        if auth not in tls.CLIENT_AUTH_TYPES:
+            r.fail(fields["client_auth_type"], f"{p}.client_auth_type",
+                   f"invalid ClientAuth {auth!r} (one of {', '.join(tls.CLIENT_AUTH_TYPES)}, RequireClientCert)")
+        elif auth == "NoClientCert" and (text["client_ca"] or text["client_ca_file"]):
+            name = "client_ca_file" if text["client_ca_file"] else "client_ca"
+            r.fail(fields[name], f"{p}.{name}",
+                   "client CA's have been configured without a Client Auth Policy: set client_auth_type")
+        if auth in tls.UNVERIFIED or lists["curve_preferences"]:
+            try:
+                openssl.check()
+            except openssl.Unsupported as exc:
+                name = "client_auth_type" if auth in tls.UNVERIFIED else "curve_preferences"
+                r.fail(fields[name], f"{p}.{name}", f"this Python cannot do it: {exc}")
+        if text["client_ca_file"] and os.access(files["client_ca_file"], os.R_OK) \
+                and not os.path.isdir(files["client_ca_file"]) and not tls.has_certificates(cafile=files["client_ca_file"]):
+            log.warning("%s: tls_server_config.client_ca_file %s holds no certificate: every client certificate "
+                        "will be refused", r.where, files["client_ca_file"])
+        elif not text["client_ca_file"] and text["client_ca"] and not tls.has_certificates(cadata=text["client_ca"]):
+            log.warning("%s: tls_server_config.client_ca holds no certificate: every client certificate will be "
+                        "refused", r.where)
+        if sans is not None and auth == "NoClientCert":
+            log.warning("%s: tls_server_config.client_allowed_sans has no effect with client_auth_type "
+                        "NoClientCert (no certificate is asked for)", r.where)
+        if tls.TLS_VERSIONS[versions["min_version"]] < ssl.TLSVersion.TLSv1_2:
+            log.warning("%s: tls_server_config.min_version %s allows TLS versions deprecated by RFC 8996",
+                        r.where, versions["min_version"])
+        if tls.TLS_VERSIONS[versions["min_version"]] > tls.TLS_VERSIONS[versions["max_version"]]:
+            log.warning("%s: tls_server_config.min_version %s is above max_version %s: every TLS handshake will "
+                        "fail", r.where, versions["min_version"], versions["max_version"])
+    if not enabled:
+        return WebConfig()
+    return WebConfig(cert_file=files.get("cert_file"), key_file=files.get("key_file"), client_auth_type=auth,
+                     client_ca_file=files.get("client_ca_file"), min_version=versions["min_version"],
+                     max_version=versions["max_version"], cert=text["cert"] or None, key=text["key"] or None,
+                     client_ca=text["client_ca"] or None, client_allowed_sans=sans,
+                     cipher_suites=lists["cipher_suites"], curve_preferences=lists["curve_preferences"])
 
 
-def _headers(http: dict, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
-    for key in sorted(set(http) - {"http2", "headers"}, key=str):
-        problems.append(f"{where}: unknown http_server_config key {key!r}")
-    if http.get("http2") not in (None, False):
-        problems.append(f"{where}: http_server_config.http2 {http['http2']!r}: this exporter serves HTTP/1.1 only; "
-                        f"set http2: false or remove it")
-    raw = http.get("headers") or {}
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: http_server_config.headers must map header names to values")
-        return ()
+def _headers(r: _Reader, node) -> tuple[tuple[str, str], ...]:
     headers = []
-    for name, value in raw.items():
+    for name, value_node in r.mapping(node, "http_server_config.headers", None).items():
+        path = f"http_server_config.headers.{name}"
+        value = r.string(value_node, path)
         if name not in EXTRA_HEADERS:
-            problems.append(f"{where}: HTTP header {name!r} can not be configured; allowed: {', '.join(EXTRA_HEADERS)}")
-            continue
-        allowed = EXTRA_HEADERS[name]
-        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
-            problems.append(f"{where}: HTTP header {name}: the value must be one line of text")
-        elif allowed is not None and value not in allowed:
-            problems.append(f"{where}: HTTP header {name}: {value!r} is not one of {', '.join(allowed)}")
-        else:
-            headers.append((name, value))
+            r.fail(value_node, path, f"HTTP header {name!r} can not be configured (allowed: {', '.join(EXTRA_HEADERS)})")
+        elif EXTRA_HEADERS[name] is not None and value not in EXTRA_HEADERS[name]:
+            r.fail(value_node, path, f"invalid value {value!r}, expected one of {', '.join(EXTRA_HEADERS[name])}")
+        else:  # Go's header writer turns a line break into a space: so do we, never sending one
+            headers.append((name, re.sub(r"[\r\n\0]", " ", value)))
     return tuple(headers)
 
 
-def _users(raw, where: str, problems: list[str]) -> dict[str, bytes]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: basic_auth_users must map user names to bcrypt hashes")
-        return {}
+def _users(r: _Reader, node) -> dict[str, bytes]:
     users: dict[str, bytes] = {}
-    for user, hashed in raw.items():
-        match = _BCRYPT.fullmatch(hashed) if isinstance(hashed, str) else None
-        if not match:  # the value itself is never printed: it may be a plain-text password by mistake
-            problems.append(f"{where}: basic_auth_users[{str(user)!r}] is not a bcrypt hash ($2y$10$... from htpasswd -B)")
-        elif not 4 <= int(match.group(1)) <= 31:
-            problems.append(f"{where}: basic_auth_users[{str(user)!r}]: bcrypt cost {match.group(1)} is not between 4 and 31")
-        elif ":" in str(user):
-            problems.append(f"{where}: basic_auth_users[{str(user)!r}]: a user name cannot contain ':'")
+    for user, value_node in r.mapping(node, "basic_auth_users", None).items():
+        hashed = r.string(value_node, f"basic_auth_users.{user}")
+        problem = bcrypt_problem(hashed)
+        if problem:  # the value itself is never printed: it may be a plain-text password by mistake
+            r.fail(value_node, f"basic_auth_users.{user}", f"not a bcrypt hash ($2y$10$... from htpasswd -B): {problem}")
         else:
-            users[str(user)] = hashed.encode()
+            users[user] = hashed.encode()
     return users
+
+
+def _rate_limit(r: _Reader, node) -> RateLimit | None:
+    fields = r.mapping(node, "rate_limit", dict.fromkeys(("interval", "burst")))
+    interval = r.duration(fields.get("interval"), "rate_limit.interval")
+    burst = r.integer(fields.get("burst"), "rate_limit.burst")
+    return RateLimit(interval, burst) if interval != 0 else None  # 0: no limiter, as in the toolkit
+
+
+def bcrypt_cost(hashed: str) -> int:
+    """The cost of a hash exporter-toolkit accepts (bcrypt_problem is None): golang.org/x/crypto/bcrypt's Cost."""
+    start = 3 if hashed[2] == "$" else 4
+    return int(hashed[start:start + 2])
+
+
+def bcrypt_problem(hashed: str) -> str | None:
+    """Why golang.org/x/crypto/bcrypt's Cost refuses ``hashed`` (what the toolkit checks at start), or None.
+    It is lenient: a hash it accepts may still never match (a $2x$ prefix, a bad salt); such a user can
+    never log in, as with the toolkit."""
+    if len(hashed) < 59:
+        return "too short"
+    if hashed[0] != "$" or hashed[1] > "2":
+        return "it does not start with $2"
+    start = 3 if hashed[2] == "$" else 4
+    if not re.fullmatch(r"[+-]?[0-9]+", hashed[start:start + 2]):
+        return "no cost after the version"
+    if not 4 <= int(hashed[start:start + 2]) <= 31:
+        return f"cost {int(hashed[start:start + 2])} is outside 4..31"
+    return None
+
+
+class RateLimiter:
+    """exporter-toolkit's rate_limit: one token bucket for every request (golang.org/x/time/rate's Limiter),
+    starting full with ``burst`` tokens and refilled one every ``interval`` seconds. A burst of 0 or less
+    refuses every request; an interval below 0 refuses none."""
+
+    def __init__(self, limit: RateLimit):
+        self.interval, self.burst = limit.interval, limit.burst
+        self._tokens, self._at = float(max(limit.burst, 0)), time.monotonic()
+        self._mu = threading.Lock()
+
+    def allow(self) -> bool:
+        if self.interval < 0:
+            return True
+        now = time.monotonic()
+        with self._mu:
+            self._tokens = min(float(self.burst), self._tokens + (now - self._at) / self.interval)
+            self._at = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return True
+            return False
 
 
 def parse_basic(header: str) -> tuple[str, bytes] | None:
@@ -312,9 +481,8 @@ class BasicAuth:
         self._bcrypt_slots = threading.BoundedSemaphore(concurrency)
         self.limiter = limiter or AttemptLimiter()
         # An unknown user is checked against this hash, of the highest cost in use, so that it costs what a
-        # known user with a wrong password costs. Its password is random and thrown away.
-        cost = max((int(h[4:6]) for h in self._users.values()), default=4)
-        self._dummy = bcrypt.hashpw(os.urandom(16).hex().encode(), bcrypt.gensalt(cost)) if self._users else b""
+        # known user with a wrong password costs.
+        self._dummy = dummy_hash(max((bcrypt_cost(h.decode()) for h in self._users.values()), default=4))
 
     @property
     def enabled(self) -> bool:
@@ -346,7 +514,11 @@ class BasicAuth:
         # bcrypt reads at most 72 bytes and the library refuses more; a longer password fails after the same work.
         too_long = len(password) > 72
         with self._bcrypt_slots:
-            ok = bcrypt.checkpw(password[:72], hashed if hashed is not None else self._dummy)
+            try:
+                ok = bcrypt.checkpw(password[:72], hashed if hashed is not None else self._dummy)
+            except ValueError:  # a hash the toolkit accepts and bcrypt cannot use ($2$...) never matches
+                bcrypt.checkpw(password[:72], self._dummy)  # after the same work
+                ok = False
         if not ok or hashed is None or too_long:
             return False
         key = self._key(user, password)
@@ -355,6 +527,21 @@ class BasicAuth:
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return True
+
+
+_BCRYPT_BASE64 = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+                                  b"./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def dummy_hash(cost: int) -> bytes:
+    """A well-formed bcrypt hash of ``cost``, with a random salt and digest: checking a password against it
+    costs what checking against a real hash of that cost does, and making it costs nothing (hashing a
+    password at cost 18 would take seconds at start, at cost 31 days). No password matches it but by chance
+    (2^-184)."""
+    # bcrypt's base64 is the standard one with another alphabet and no padding: 16 bytes of salt make 22
+    # characters, 23 of digest 31, their unused low bits zero as the standard encoder leaves them.
+    salt, digest = (base64.b64encode(os.urandom(n)).translate(_BCRYPT_BASE64).rstrip(b"=") for n in (16, 23))
+    return b"$2b$%02d$%s%s" % (cost, salt, digest)
 
 
 def _bytes(password: str | bytes) -> bytes:

@@ -3,19 +3,20 @@ built to be exposed to clients that are not Prometheus.
 
 Design. Connections live on one asyncio event loop (epoll): an idle or half-open connection costs a few
 kilobytes and no thread, so a thousand of them cannot starve anything. HTTP/1.1 is parsed by ``h11``
-(maintained, no I/O of its own, strict about framing and with a bound on the size of a request head).
+(maintained, no I/O of its own, with a bound on the size of a request head), its lenient choices made strict
+by web/framing.py.
 The WSGI app runs in a small pool of threads, because a scrape blocks on database I/O until its deadline;
 the event loop only moves bytes. Basic auth is checked here, before the app runs, with bcrypt in a pool of
 its own. Every wait has a deadline: the TLS handshake, the request head, the keep-alive gap, the body,
 each write.
 
-Why not a server library. Those we looked at each miss a requirement: ``waitress`` has no TLS;
-``uvicorn`` has no deadline for a request head (a client sending one byte at a time holds a connection
-for ever; its ``--limit-concurrency`` answers 503 to new clients instead of closing an idle one);
-``hypercorn`` and ``cheroot`` bound neither the number of connections by closing the longest idle one
-nor failed authentication per client. Each would still need the auth, the web config and the connection
-bound written around it, and would bring an ASGI or thread-per-connection layer we do not need.
-``h11`` is the part worth not writing ourselves (it is what uvicorn and hypercorn parse HTTP/1.1 with).
+Why not a server library: measured (benchmarks/http_server_benchmark.py, figures in docs/http.md). cheroot
+and gunicorn's gthread worker hold a thread per connection while its head is read, with a timeout per read:
+100 slowloris clients stopped every scrape, and idle connections are not closed to make room; hypercorn
+survives both floods but closes neither kind of connection (its read timeout waits for the keep-alive
+timer) and bounds no connections; none asks for a client certificate
+without verifying it, matches client_allowed_sans, or refuses the framing web/framing.py refuses.
+``h11`` is the part worth not writing ourselves (it is what uvicorn and hypercorn parse HTTP/1.1 with);
 
 Limits (``Limits``; the defaults are the exporter's):
 - connections: at most ``max_connections`` (and never more than the open-files limit allows, which
@@ -29,6 +30,8 @@ Limits (``Limits``; the defaults are the exporter's):
   the body ``body_timeout``; each write ``write_timeout``.
 - sizes: request head ``max_head_bytes`` (431 beyond), body ``max_body_bytes`` (413 beyond), and all bodies
   buffered at once ``max_buffered_body_bytes`` (503 beyond), so that slow uploads cannot take the memory.
+- the web config's ``rate_limit``: one token bucket for every request, before authentication (429 beyond);
+  its ``client_allowed_sans``: checked right after the TLS handshake, a refused client closed unanswered.
 - basic auth: a request without valid credentials never reaches the app (401). Credentials that succeeded
   recently pass without bcrypt; otherwise the client address spends a token of its ``AttemptLimiter``
   (429 and Retry-After when it has none, without running bcrypt), and bcrypt runs in ``auth_workers``
@@ -66,7 +69,9 @@ from urllib.parse import unquote
 
 import h11
 
-from .config import BasicAuth, WebConfig, parse_basic
+from . import tls
+from .config import BasicAuth, RateLimiter, WebConfig, parse_basic
+from .framing import BadFraming, ChunkedBody, check_head
 
 log = logging.getLogger("innodb_exporter")
 
@@ -244,6 +249,7 @@ class Server:
         """``host`` "" listens on every address (IPv6 and IPv4); ``port`` 0 picks a free one (see ``port``)."""
         self.app, self.host, self.port, self.web, self.limits = app, host, port, web, limits
         self.auth = auth if auth is not None else BasicAuth(web.users, concurrency=limits.auth_workers)
+        self.rate_limit = RateLimiter(web.rate_limit) if web.rate_limit is not None else None
         self.max_connections = limits.max_connections
         self.scheme = "https" if web.tls else "http"
         self._tls = _TLSContexts(web) if web.tls else None
@@ -401,6 +407,10 @@ class Server:
         try:
             if self._tls is not None:
                 await writer.start_tls(self._tls.current(), ssl_handshake_timeout=self.limits.handshake_timeout)
+                refusal = tls.client_refusal(self.web, writer.get_extra_info("ssl_object"))
+                if refusal is not None:  # exporter-toolkit fails this client's handshake; we close before a request
+                    log.debug("connection from %s:%s closed: %s", conn.client, conn.port, refusal)
+                    return
             await self._requests(conn, reader, writer)
             graceful = True
         except asyncio.CancelledError:  # evicted, or shut down after the grace period
@@ -438,7 +448,9 @@ class Server:
             except h11.RemoteProtocolError as exc:
                 status = exc.error_status_hint if exc.error_status_hint >= 400 else 400
                 log.debug("bad request from %s: %s", conn.client, exc)
-                await self._send(h, writer, None, _Reject(status, _message(status)))
+                # Our own findings say what was wrong; h11's would echo the client's bytes.
+                text = f"{_REASONS[status]}: {exc}\n" if isinstance(exc, BadFraming) else _message(status)
+                await self._send(h, writer, None, _Reject(status, text))
                 return await self._linger(conn, reader, writer)
             if not isinstance(request, h11.Request):  # closed, or no request in time
                 return
@@ -478,7 +490,10 @@ class Server:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (self.limits.head_timeout if first else self.limits.idle_timeout)
         started = first
+        data = b"\n"  # what a pipelined head already in h11's buffer is checked for
         while True:
+            if b"\n" in data:  # only a line end can complete a head: checked once, not byte by byte
+                check_head(h.trailing_data[0])
             event = h.next_event()
             if event is not h11.NEED_DATA:
                 return event
@@ -495,13 +510,15 @@ class Server:
     async def _exchange(self, conn: _Conn, h: h11.Connection, reader, writer, request: h11.Request) -> bool:
         headers = _headers(request)
         has_body = "transfer-encoding" in headers or headers.get("content-length", "0") != "0"
+        if self.rate_limit is not None and not self.rate_limit.allow():  # the web config's rate_limit, before auth
+            raise _Reject(429, "Too Many Requests\n", close=has_body)
         length = headers.get("content-length")
         if length is not None and int(length) > self.limits.max_body_bytes:
             raise _Reject(413, f"Request body over {self.limits.max_body_bytes} bytes\n")
         user = await self._authenticate(conn, headers, has_body) if self.auth.enabled else None
         if h.they_are_waiting_for_100_continue:
             await self._write(writer, h.send(h11.InformationalResponse(status_code=100, headers=[])))
-        body = await self._read_body(h, reader)
+        body = await self._read_body(h, reader, chunked="transfer-encoding" in headers)
         try:
             self._set_idle(conn, False)  # a complete request: answered, never evicted
             environ = self._environ(conn, request, headers, body, user)
@@ -540,13 +557,22 @@ class Server:
         self.auth.limiter.give_back(conn.client)
         return user
 
-    async def _read_body(self, h: h11.Connection, reader) -> bytes:
+    async def _read_body(self, h: h11.Connection, reader, chunked: bool) -> bytes:
         """The whole body; its bytes count in ``_buffered`` until the caller gives them back."""
         limits, parts, held = self.limits, [], 0
+        chunks = ChunkedBody(limits.max_body_bytes) if chunked else None
         try:
             async with asyncio.timeout(limits.body_timeout):
                 while True:
+                    if chunks is not None and not chunks.check(h.trailing_data[0]):
+                        data = await reader.read(READ_SIZE)  # the rest of a chunk-size line, before h11 reads it
+                        if not data:
+                            raise EOFError("closed before the end of the request")
+                        h.receive_data(data)
+                        continue
                     event = h.next_event()
+                    if chunks is not None:
+                        chunks.seen(event)
                     if event is h11.NEED_DATA:
                         h.receive_data(await reader.read(READ_SIZE))
                     elif isinstance(event, h11.Data):
@@ -565,8 +591,11 @@ class Server:
             self._buffered -= held
             if isinstance(exc, TimeoutError):
                 raise _Reject(408, "Request body too slow\n") from None
+            if isinstance(exc, BadFraming):
+                status = exc.error_status_hint
+                raise _Reject(status, f"{_REASONS[status]}: {exc}\n") from None
             if isinstance(exc, h11.RemoteProtocolError):
-                raise _Reject(400, f"Bad request body: {exc}\n") from None
+                raise _Reject(400, "Bad request body\n") from None
             raise
 
     def _environ(self, conn: _Conn, request: h11.Request, headers: dict, body: bytes, user: str | None) -> dict:
@@ -687,7 +716,7 @@ class _LogStream:
 
 _REASONS = {400: "Bad Request", 401: "Unauthorized", 408: "Request Timeout", 413: "Content Too Large",
             429: "Too Many Requests", 431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+            501: "Not Implemented", 503: "Service Unavailable"}
 
 
 def _message(status: int) -> str:
