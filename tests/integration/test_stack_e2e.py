@@ -24,6 +24,7 @@ from support.servers import wait_for
 
 pytestmark = pytest.mark.integration
 
+
 @pytest.fixture(scope="module")
 def stack(alerting_stack):
     return alerting_stack

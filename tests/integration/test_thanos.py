@@ -9,7 +9,7 @@ that a replica keeps for two more, so that the first minutes of data live in the
 ten minutes.
 
 Shown here: every target up on both replicas, whose configurations differ in the replica label alone;
-Query answering each series once; innodb-replay export through Query; replica A stopped with SIGTERM and
+Query answering each series once; innodb-replay export and impact through Query; replica A stopped with SIGTERM and
 then with SIGKILL during the run, with no gap in any dashboard query through Query, the checkpoint-age alert
 held once by Alertmanager and refreshed by B meanwhile, and nothing counted twice after A is back; and a
 window neither replica holds any more answered by the store gateway with the values Query gave while the
@@ -205,6 +205,30 @@ def test_innodb_replay_exports_through_thanos_query(stack, tmp_path, capsys):
         if not max(counts) - 1 <= len(samples) <= max(counts) + 1:
             short.append(f"{dict(key)}: {len(samples)} samples against {counts} stored")
     assert invented == [] and short == [], (invented[:5], short[:5])
+
+
+def impact(url: str, instance: str, at: float, capsys) -> dict:
+    capsys.readouterr()
+    assert replay(["impact", "--prometheus", url, "--instance", instance, "--at", f"{at:.3f}", "--window", "90s",
+                   "--settle", "0s", "--json"]) == 0, capsys.readouterr().err
+    return {f["key"]: f for f in json.loads(capsys.readouterr().out)["figures"]}
+
+
+def test_innodb_replay_impact_through_thanos_query(stack, capsys):
+    """impact reads its figures through Query as from replica b itself: the same figures have values, and the
+    throughput agrees within a few per cent (Query may take either replica's scrapes, moments apart)."""
+    wait_for(lambda: time.time() > stack.started + 240, 300, interval=5, what="two windows of data")
+    at = time.time() - 100  # a moment with 90 s of data on each side
+    instance = stack.s.address("mariadb")
+    through_query = impact(stack.s.url("thanos_query"), instance, at, capsys)
+    direct = impact(stack.s.url("prometheus_b"), instance, at, capsys)
+    assert set(through_query) == set(direct)
+    for key, figure in direct.items():
+        for side in ("before", "after"):
+            assert (through_query[key][side] is None) == (figure[side] is None), (key, side, figure)
+    for side in ("before", "after"):
+        tps, expected = through_query["transactions"][side], direct["transactions"][side]
+        assert expected > 0 and abs(tps - expected) <= 0.05 * expected, (side, tps, expected)
 
 
 def store_interval() -> int:
