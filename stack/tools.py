@@ -132,12 +132,23 @@ def ensure(name: str) -> str:
     return binary_path(name)
 
 
+# Go 1.21 and later fetch the Go a module asks for (GOTOOLCHAIN=auto) from the module proxy; an older Go (Debian
+# bookworm's golang-go is 1.19) cannot build these modules at all.
+OLDEST_GO = (1, 21)
+
+
 def _go() -> str:
     go = shutil.which("go") or next((p for p in ("/usr/local/go/bin/go", "/usr/lib/go/bin/go") if os.access(p, os.X_OK)),
                                     None)
     if not go:
         raise ToolError("go is not installed: Prometheus 3 and Thanos are built from their Go modules (install Go "
                         "1.26 or later)")
+    version = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True, env=_environment()).stdout.strip()
+    found = re.match(r"go(\d+)\.(\d+)", version)
+    if not found or tuple(map(int, found.groups())) < OLDEST_GO:
+        raise ToolError(f"{go} is {version or 'a Go that does not say its version'}: Prometheus 3 and Thanos need Go "
+                        "1.26 or later (or Go 1.21 or later, which fetches the Go their modules ask for from the module "
+                        "proxy); install it and put it first on PATH")
     return go
 
 
