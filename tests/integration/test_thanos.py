@@ -181,7 +181,8 @@ def bundle_samples(path: str) -> dict[tuple, list[tuple[int, float]]]:
             for family in text_string_to_metric_families(reader.chunk(chunk.name).decode()):
                 for s in family.samples:
                     key = tuple(sorted({**s.labels, "__name__": s.name}.items()))
-                    out.setdefault(key, []).append((s.timestamp.sec * 1000 + s.timestamp.nsec // 1_000_000, s.value))
+                    out.setdefault(key, []).append((s.timestamp.sec * 1000 + s.timestamp.nsec // 1_000_000,
+                                                     float(s.value)))
     return out
 
 
@@ -215,20 +216,22 @@ def impact(url: str, instance: str, at: float, capsys) -> dict:
 
 
 def test_innodb_replay_impact_through_thanos_query(stack, capsys):
-    """impact reads its figures through Query as from replica b itself: the same figures have values, and the
-    throughput agrees within a few per cent (Query may take either replica's scrapes, moments apart)."""
-    wait_for(lambda: time.time() > stack.started + 240, 300, interval=5, what="two windows of data")
-    at = time.time() - 100  # a moment with 90 s of data on each side
+    """impact reads the same figures through Query as from replica b itself, and Query's deduplication (either
+    replica's scrapes, moments apart; counters made monotonic where it turns) moves none of them by more than
+    the noise band its verdict is judged against."""
+    wait_for(lambda: time.time() > stack.started + 300, 360, interval=5, what="two windows of warm data")
+    at = time.time() - 100  # a moment with 90 s of data on each side, past the server's first minute
     instance = stack.s.address("mariadb")
     through_query = impact(stack.s.url("thanos_query"), instance, at, capsys)
     direct = impact(stack.s.url("prometheus_b"), instance, at, capsys)
     assert set(through_query) == set(direct)
+    assert direct["transactions"]["before"] > 0
     for key, figure in direct.items():
         for side in ("before", "after"):
-            assert (through_query[key][side] is None) == (figure[side] is None), (key, side, figure)
-    for side in ("before", "after"):
-        tps, expected = through_query["transactions"][side], direct["transactions"][side]
-        assert expected > 0 and abs(tps - expected) <= 0.05 * expected, (side, tps, expected)
+            value, expected = through_query[key][side], figure[side]
+            assert (value is None) == (expected is None), (key, side, value, expected)
+            if value is not None and figure["noise"] is not None:
+                assert abs(value - expected) <= figure["noise"], (key, side, value, expected, figure["noise"])
 
 
 def store_interval() -> int:
