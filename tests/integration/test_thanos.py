@@ -189,7 +189,9 @@ def bundle_samples(path: str) -> dict[tuple, list[tuple[int, float]]]:
 def test_innodb_replay_exports_through_thanos_query(stack, tmp_path, capsys):
     """The bundle holds each series once, without `replica`, every sample one that a replica stored. (The last
     minute: both replicas still hold it themselves.)"""
-    wait_for(lambda: time.time() > stack.started + 90, 150, interval=2, what="a minute of scrapes")
+    # Past the series' first scrapes: until Query has seen a replica's scrape interval it keeps both
+    # replicas' samples (a run alone gave 4 samples of a 15 s job where each replica stored 2).
+    wait_for(lambda: time.time() > stack.started + 150, 210, interval=2, what="two minutes of scrapes")
     end = int(time.time()) - 10
     start = end - 60
     out = tmp_path / "thanos.zip"
