@@ -58,10 +58,12 @@ def duration(seconds: float) -> str:
     return f"{int(seconds)}s"
 
 
-def variables(instance: str, range_seconds: int, step: int, offset: str) -> dict[str, str]:
-    """Grafana's values: $__rate_interval is max($__interval + scrape interval, 4 × scrape interval)."""
+def variables(instance: str, range_seconds: int, step: int, offset: str,
+              scrape_interval: int = SCRAPE_INTERVAL) -> dict[str, str]:
+    """Grafana's values: $__rate_interval is max($__interval + scrape interval, 4 × scrape interval), the
+    scrape interval being the data source's timeInterval."""
     return {"instance": instance, "offset": offset, "__range": duration(range_seconds),
-            "__interval": duration(step), "__rate_interval": duration(max(step + SCRAPE_INTERVAL, 4 * SCRAPE_INTERVAL))}
+            "__interval": duration(step), "__rate_interval": duration(max(step + scrape_interval, 4 * scrape_interval))}
 
 
 def substitute(expr: str, values: dict[str, str]) -> str:

@@ -50,7 +50,7 @@ def command(settings: Settings, binary: str, admin_password: str) -> tuple[list[
     os.makedirs(data, exist_ok=True)
     env = dict(os.environ,
                PROMETHEUS_URL=settings.url("prometheus"), REPLAY_PROMETHEUS_URL=settings.url("replay_prometheus"),
-               STORE_URL=settings.url("victoriametrics"),
+               STORE_URL=settings.store_url(),
                DASHBOARDS_DIR=os.path.join(REPO, "dashboards"),
                GF_PATHS_PROVISIONING=os.path.join(PROVISIONING, "grafana"),
                GF_PATHS_DATA=data, GF_PATHS_LOGS=os.path.join(data, "log"),

@@ -25,7 +25,16 @@ Environment:
                              VictoriaMetrics single node (data in .stack/victoriametrics), where vmalert
                              evaluates the same rules and alerts through the stack's Alertmanager, its
                              alerts told apart by the label alertgroup (docs/fleet.md); compose: the `store`
-                             profile
+                             profile.
+                             thanos: a highly available pair behind Thanos: a second Prometheus replica
+                             (prometheus_b) scrapes the same targets and runs the same rules, the two told
+                             apart by the external label replica; a Thanos sidecar beside each uploads its
+                             blocks to a filesystem bucket (.stack/thanos/bucket), a store gateway reads the
+                             bucket, and Thanos Query answers for all of them, deduplicated on replica (the
+                             Store data source); both replicas alert, and Alertmanager keeps each alert once.
+                             Thanos is built on first use (stack/tools.py); compose: the `thanos` profile
+  STACK_PROMETHEUS           debian: Debian's Prometheus package; 3: Prometheus 3 built from its Go module
+                             (stack/tools.py, on first use). Default: 3 once it has been built, else debian
   STACK_WEB_CONFIG           the innodb exporter's --web.config.file (exporter-toolkit's format). When it has
                              basic_auth_users, the stack adds a user of its own (innodb-stack, its password
                              generated into .stack/secrets) with which Prometheus scrapes and Alertmanager
@@ -56,11 +65,13 @@ from innodb_exporter.config import PASSWORD_ENV
 from innodb_exporter.scraping import addresses
 from innodb_replay.processes import Process
 
-from . import devices
-from .settings import PROVISIONING, REPO, STORE_SERVICES, Settings, StackError, demo_name
+from . import devices, tools
+from .settings import (PROVISIONING, REPLICAS, REPO, STORE_SERVICES, Settings, StackError, demo_name,
+                       service_of)
 from .servers import FLAVORS, MariaDB, MySQL, Sysbench, options, server
 
 COMPOSE_EXPORTER = "innodb-exporter:9207"  # the exporter's address in docker-compose.yml and alertmanager.yml
+COMPOSE_BUCKET = "/bucket"  # the Thanos bucket's directory in docker-compose.yml and provisioning/thanos/bucket.yml
 # vmalert evaluates as often as Prometheus (provisioning/prometheus/prometheus.yml: evaluation_interval).
 EVALUATION_INTERVAL = "15s"
 # The demo server writes its own pid file: a pid there is its only while it runs one of these programs.
@@ -68,10 +79,12 @@ SERVER_PROGRAMS = tuple(sorted({*MariaDB.binaries, *MySQL.binaries}))
 # The path each service answers on once it is ready.
 READY_PATHS = {"innodb_exporter": "/", "mysqld_exporter": "/", "node_exporter": "/", "alertmanager": "/-/ready",
                "victoriametrics": "/health", "vmalert": "/health", "prometheus": "/-/ready",
-               "grafana": "/api/health"}
+               "prometheus_b": "/-/ready", "thanos_sidecar_a": "/-/ready", "thanos_sidecar_b": "/-/ready",
+               "thanos_store": "/-/ready", "thanos_query": "/-/ready", "grafana": "/api/health"}
 READY_TIMEOUT = 60  # seconds a service may take to answer ready
 RETENTION = "30d"  # as docker-compose.yml's Prometheus and VictoriaMetrics keep
-# The user Prometheus and Alertmanager give the innodb exporter when STACK_WEB_CONFIG has users.
+# STACK_STORE=thanos: each replica's sidecar, by the replica's service.
+SIDECARS = {"prometheus": "thanos_sidecar_a", "prometheus_b": "thanos_sidecar_b"}
 WEB_USER = "innodb-stack"
 
 
@@ -307,7 +320,7 @@ class Stack:
         return taken + (f" (the stack's demo server {others[0]} runs: ./innodb-stack down first)" if others else "")
 
     def _ours(self, name: str) -> bool:
-        process = self.mariadb_process if name == "mariadb" else self.services.get(name)
+        process = self.mariadb_process if name == "mariadb" else self.services.get(service_of(name))
         return bool(process and process.pid())
 
     def up(self) -> None:
@@ -321,8 +334,9 @@ class Stack:
         config_dir = self.prometheus_dir()  # first: its target file is also the exporter's allow-list
         self._start_exporters(cnfs, os.path.join(config_dir, "targets", "mysql.yml"), web_config)
         self._start_alertmanager()
-        self._start_store(os.path.join(config_dir, "rules"))
+        self._start_victoriametrics(os.path.join(config_dir, "rules"))
         self._start_prometheus(config_dir)
+        self._start_thanos()
         self._start_grafana()
         self._wait_ready()
         self._print_urls()
@@ -425,21 +439,30 @@ class Stack:
                         "user.\n" + yaml.safe_dump(config, sort_keys=False))
         env = dict(self.env, MYSQL_ADDRESS=str(self.s.watched()),
                    INNODB_EXPORTER=self.s.address("innodb_exporter"), MYSQLD_EXPORTER=self.s.address("mysqld_exporter"),
-                   NODE_EXPORTER=self.s.address("node_exporter"), PROMETHEUS=self.s.address("prometheus"),
+                   NODE_EXPORTER=self.s.address("node_exporter"),
+                   PROMETHEUS=self.s.address("prometheus"), PROMETHEUS_B=self.s.address("prometheus_b"),
                    ALERTMANAGER=self.s.address("alertmanager"),
                    STACK_STORE=self.s.store or "", VICTORIAMETRICS=self.s.address("victoriametrics"),
                    PROMETHEUS_CONFIG=os.path.join(config_dir, "prometheus.yml"),
                    REDO_DEVICE="" if self.s.mysql_address else devices.block_device(
                        self.s.path(demo_name(self.s.server))))
-        subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
-                        os.path.join(config_dir, "targets")], check=True, env=env)
+        for replica in self.s.replicas():  # the same targets; with Thanos, each replica's configuration
+            subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
+                            os.path.join(config_dir, "targets")], check=True,
+                           env=dict(env, PROMETHEUS_REPLICA=REPLICAS[replica]))
         return config_dir
 
-    def prometheus_config(self, config_dir: str) -> str:
-        """The file Prometheus runs: with the store, the one write-targets.sh adds remote_write to."""
-        return os.path.join(config_dir, "prometheus-remote-write.yml" if self.s.store else "prometheus.yml")
+    def prometheus_config(self, config_dir: str, replica: str = "prometheus") -> str:
+        """The file a Prometheus runs: with a store, the one write-targets.sh writes for it."""
+        name = {"victoriametrics": "prometheus-remote-write.yml",
+                "thanos": f"prometheus-replica-{REPLICAS[replica]}.yml"}.get(self.s.store or "", "prometheus.yml")
+        return os.path.join(config_dir, name)
 
-    def _start_store(self, rules: str) -> None:
+    def prometheus_data(self, replica: str = "prometheus") -> str:
+        """A replica's TSDB: .stack/prometheus/data, and data-b for the second replica."""
+        return self.s.path("prometheus", "data" if replica == "prometheus" else f"data-{REPLICAS[replica]}")
+
+    def _start_victoriametrics(self, rules: str) -> None:
         """VictoriaMetrics, and vmalert on it with Prometheus' rules: it records into the store and alerts
         through the stack's Alertmanager beside Prometheus. Its recorded series are labelled as Prometheus'
         (no external label), so that the dashboards read the same series from either; its alerts carry the
@@ -463,11 +486,74 @@ class Stack:
         """VictoriaMetrics' programs listen and dial on IPv4 only unless told."""
         return ["-enableTCP6"] if ":" in self.s.bind else []
 
+    def prometheus_binary(self) -> str:
+        """STACK_PROMETHEUS: Debian's package, or Prometheus 3 as stack/tools.py builds it (first, if need be)."""
+        return tools.ensure("prometheus") if self.s.prometheus == "3" else _binary("prometheus")
+
     def _start_prometheus(self, config_dir: str) -> None:
-        self.services["prometheus"].start(
-            [_binary("prometheus"), f"--config.file={self.prometheus_config(config_dir)}",
-             f"--storage.tsdb.path={os.path.join(config_dir, 'data')}", f"--storage.tsdb.retention.time={RETENTION}",
-             f"--web.listen-address={self.s.listen_address('prometheus')}", "--web.enable-lifecycle"], env=self.env)
+        for replica in self.s.replicas():
+            self.start_replica(replica, config_dir)
+
+    def start_replica(self, replica: str = "prometheus", config_dir: str | None = None) -> None:
+        """A Prometheus of the stack (with Thanos, either replica; it runs in the bucket's block length, which
+        the sidecar needs, and keeps its own blocks for replica_retention)."""
+        config_dir = config_dir or self.s.path("prometheus")
+        thanos = self.s.store == "thanos"
+        tsdb = ([f"--storage.tsdb.min-block-duration={self.s.block_duration}",
+                 f"--storage.tsdb.max-block-duration={self.s.block_duration}"] if thanos else [])
+        self.services[replica].start(
+            [self.prometheus_binary(), f"--config.file={self.prometheus_config(config_dir, replica)}",
+             f"--storage.tsdb.path={self.prometheus_data(replica)}",
+             f"--storage.tsdb.retention.time={self.s.replica_retention if thanos else RETENTION}", *tsdb,
+             f"--web.listen-address={self.s.listen_address(replica)}", "--web.enable-lifecycle"], env=self.env)
+
+    def bucket_config(self) -> str:
+        """Compose's Thanos bucket configuration (a filesystem bucket) with its directory in .stack/thanos."""
+        directory = self.s.path("thanos", "bucket")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(PROVISIONING, "thanos", "bucket.yml"), encoding="utf-8") as f:
+            text = f.read().replace(f"directory: {COMPOSE_BUCKET}\n", f"directory: {json.dumps(directory)}\n")
+        path = self.s.path("thanos", "bucket.yml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def _start_thanos(self) -> None:
+        """A sidecar beside each replica, the store gateway on the bucket, and the querier over them all."""
+        if self.s.store != "thanos":
+            return
+        thanos, bucket = tools.ensure("thanos"), self.bucket_config()
+
+        def addresses(service: str) -> list[str]:
+            return [f"--http-address={self.s.listen_address(service)}",
+                    f"--grpc-address={self.s.listen_address(service + '_grpc')}"]
+
+        for replica in SIDECARS:
+            self._start_sidecar(replica, thanos, bucket)
+        self.services["thanos_store"].start(
+            [thanos, "store", f"--data-dir={self.s.path('thanos', 'store')}", f"--objstore.config-file={bucket}",
+             f"--sync-block-duration={self.s.bucket_sync}", *addresses("thanos_store")], env=self.env)
+        self.services["thanos_query"].start(
+            [thanos, "query", *addresses("thanos_query"), f"--endpoint.sd-config-file={self.endpoints_config()}",
+             "--query.replica-label=replica"], env=self.env)
+
+    def endpoints_config(self) -> str:
+        """The Store API endpoints Query reads, as compose's provisioning/thanos/endpoints.yml lists them: both
+        sidecars and the store gateway (JSON, which is YAML)."""
+        path = self.s.path("thanos", "endpoints.yml")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"endpoints": [{"address": self.s.address(service + "_grpc")}
+                                     for service in (*SIDECARS.values(), "thanos_store")]}, f)
+        return path
+
+    def _start_sidecar(self, replica: str, thanos: str, bucket: str) -> None:
+        """The replica's sidecar: its Store API for Query, and the upload of each block the replica cuts."""
+        sidecar = SIDECARS[replica]
+        self.services[sidecar].start(
+            [thanos, "sidecar", f"--tsdb.path={self.prometheus_data(replica)}",
+             f"--prometheus.url={self.s.url(replica)}", f"--objstore.config-file={bucket}",
+             f"--http-address={self.s.listen_address(sidecar)}", f"--grpc-address={self.s.listen_address(sidecar + '_grpc')}"],
+            env=self.env)
 
     def _start_grafana(self) -> None:
         """Grafana joins where a grafana binary is installed (Debian does not package it)."""
@@ -517,6 +603,9 @@ class Stack:
                      *STORE_SERVICES):
             if self.services[name].pid():
                 print(f"  {name:16} {self.s.url(name)}")
+        version = "3 (built by stack/tools.py)" if self.s.prometheus == "3" else "Debian's package"
+        pair = f"; replicas {', '.join(REPLICAS.values())} behind Thanos Query" if self.s.store == "thanos" else ""
+        print(f"  Prometheus       {version}{pair}")
         target = self.s.mysql_address or f"{self.s.address('mariadb')} (demo {self.s.server} under sysbench load)"
         print(f"  watching         {target}")
         if self.web_password_file:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from innodb_exporter.config import PASSWORD_ENV
 from innodb_exporter.scraping import addresses
 
+from . import tools
 from .servers import FLAVORS
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,14 +23,38 @@ DEFAULT_PORTS = {
     "mariadb": 33306, "innodb_exporter": 9207, "mysqld_exporter": 9104, "node_exporter": 9100,
     "alertmanager": 9093, "prometheus": 9090, "grafana": 3000, "replay_prometheus": 9099,
     "victoriametrics": 8428, "vmalert": 8880,
+    # STACK_STORE=thanos: the second Prometheus replica, and each Thanos component's HTTP and gRPC ports.
+    "prometheus_b": 9091, "thanos_query": 10902, "thanos_query_grpc": 10901, "thanos_sidecar_a": 10912,
+    "thanos_sidecar_a_grpc": 10911, "thanos_sidecar_b": 10922, "thanos_sidecar_b_grpc": 10921, "thanos_store": 10932,
+    "thanos_store_grpc": 10931,
 }
-# STACK_STORE: the distributed store Prometheus also writes to, and the services that run it.
-STORES = {"victoriametrics": ("victoriametrics", "vmalert")}
+GRPC = "_grpc"  # the suffix of a service's second (gRPC) port in DEFAULT_PORTS
+# STACK_STORE: what stands behind Prometheus, and the services that run it. victoriametrics: Prometheus also
+# writes to it with remote_write. thanos: a second Prometheus replica, a sidecar beside each that uploads its
+# blocks to a bucket, a store gateway that reads the bucket, and the querier over all of them.
+STORES = {"victoriametrics": ("victoriametrics", "vmalert"),
+          "thanos": ("prometheus_b", "thanos_sidecar_a", "thanos_sidecar_b", "thanos_store", "thanos_query")}
 STORE_SERVICES = tuple(name for services in STORES.values() for name in services)
+# Where Grafana's Store data source and other readers query each store.
+STORE_QUERY = {"victoriametrics": "victoriametrics", "thanos": "thanos_query"}
+# STACK_PROMETHEUS: Debian's package (2.42 on bookworm), or Prometheus 3 as stack/tools.py builds it.
+PROMETHEUS_BUILDS = ("debian", "3")
+# STACK_STORE=thanos: a replica's external label `replica`, by its service.
+REPLICAS = {"prometheus": "a", "prometheus_b": "b"}
 # The demo server is the flavour's tuned configuration: the monitoring options, the INNODB_METRICS counters
 # the exporter reads, a REDO log small enough that checkpoint age moves under the demo load.
 DEMO_SERVER = "mariadb-10.11"
 DEMO_HOST = "127.0.0.1"  # where stack/servers.py has the demo server listen, whatever STACK_BIND says
+
+
+def service_of(port: str) -> str:
+    """The service a port of DEFAULT_PORTS belongs to: thanos_query_grpc is thanos_query's."""
+    return port.removesuffix(GRPC)
+
+
+def default_prometheus() -> str:
+    """Prometheus 3 once stack/tools.py has built it, else Debian's."""
+    return "3" if tools.built("prometheus") else "debian"
 
 
 class StackError(Exception):
@@ -57,6 +82,12 @@ class Settings:
     store: str | None = None  # None, or one of STORES: Prometheus remote-writes to it, its ruler alerts too
     web_config: str | None = None  # STACK_WEB_CONFIG: the innodb exporter's --web.config.file (basic auth)
     log_max_bytes: int = 10 * 1024 * 1024  # a service's log rotates past it: at most twice this on disk
+    prometheus: str = "debian"  # one of PROMETHEUS_BUILDS
+    # STACK_STORE=thanos: a replica's TSDB block length (the sidecar uploads each block once it is cut) and how
+    # long a replica keeps its own blocks; tests shorten both so that blocks reach the bucket within minutes.
+    block_duration: str = "2h"
+    replica_retention: str = "2d"
+    bucket_sync: str = "3m"  # how often the store gateway looks for new blocks in the bucket
     exporter_user: str = "exporter"  # the account the exporters log in as on MYSQL_ADDRESS
     exporter_password: str = field(default="", repr=False)  # its password: only the exporters' my.cnf files hold it
     python: str = sys.executable
@@ -79,6 +110,10 @@ class Settings:
         if web_config and not os.path.isfile(web_config):
             raise StackError(f"STACK_WEB_CONFIG={web_config}: no such file")
         s.web_config = os.path.abspath(web_config) if web_config else None
+        s.prometheus = environ.get("STACK_PROMETHEUS") or default_prometheus()
+        if s.prometheus not in PROMETHEUS_BUILDS:
+            raise StackError(f"STACK_PROMETHEUS={s.prometheus!r}: debian (the package) or 3 (built from its Go module "
+                             "on first use, python -m stack.tools build prometheus)")
         s.exporter_user = environ.get("MYSQL_EXPORTER_USER") or s.exporter_user
         s.exporter_password = environ.get(PASSWORD_ENV, "")
         return s
@@ -87,7 +122,7 @@ class Settings:
         """These settings as the variables that give them, those that shape what `up` runs: what it saves,
         and what the next `up` must give while the stack runs."""
         env = {"MYSQL_ADDRESS": self.mysql_address or "", "STACK_BIND": self.bind, "STACK_STORE": self.store or "",
-               "STACK_WEB_CONFIG": self.web_config or ""}
+               "STACK_WEB_CONFIG": self.web_config or "", "STACK_PROMETHEUS": self.prometheus}
         if self.mysql_address:
             env["MYSQL_EXPORTER_USER"] = self.exporter_user
         else:
@@ -100,7 +135,16 @@ class Settings:
         innodb-replay import's)."""
         return [name for name in self.ports if name != "replay_prometheus"
                 and not (name == "mariadb" and self.mysql_address)
-                and not (name in STORE_SERVICES and name not in STORES.get(self.store, ()))]
+                and not (service_of(name) in STORE_SERVICES and service_of(name) not in STORES.get(self.store, ()))]
+
+    def replicas(self) -> list[str]:
+        """The Prometheus services: two replicas with STACK_STORE=thanos, else one."""
+        return list(REPLICAS) if self.store == "thanos" else ["prometheus"]
+
+    def store_url(self) -> str:
+        """Where the store answers Prometheus' query API: Grafana's Store data source (with no store, where
+        VictoriaMetrics would listen, as before)."""
+        return self.url(STORE_QUERY.get(self.store or "", "victoriametrics"))
 
     def path(self, *parts) -> str:
         return os.path.join(self.root, *parts)

@@ -1,4 +1,4 @@
-"""Shared test setup: paths, markers, and the promtool the tests lint with."""
+"""Shared test setup: paths, markers, and the promtools the tests lint and test rules with."""
 
 from __future__ import annotations
 
@@ -24,8 +24,16 @@ def pytest_configure(config):
                                        "it out, the full run keeps it")
 
 
-@pytest.fixture(scope="session")
-def promtool() -> str:
+# Every test that takes `promtool` runs with both: Debian's (Prometheus 2.42 on bookworm) and Prometheus 3's.
+PROMTOOLS = ("debian", "3")
+
+
+@pytest.fixture(scope="session", params=PROMTOOLS, ids=[f"promtool-{p}" for p in PROMTOOLS])
+def promtool(request) -> str:
+    if request.param == "3":
+        from support.tools import built_tool  # after sys.path has `support`
+
+        return built_tool(request, "promtool")
     path = shutil.which("promtool")
     if not path:
         pytest.fail("promtool is not installed (apt-get install prometheus); .ci/run installs it")

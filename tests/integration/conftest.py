@@ -15,9 +15,10 @@ indirect=True)`` (likewise for fresh_flavor_server). The servers in Debian roots
 first use (stack/roots.py; about a minute each, once per machine).
 
 And the fixtures of the MariaDB-only tests: ``fresh_db``, and the two stacks that several modules share,
-``native_stack`` and ``alerting_stack``. The tests of each stack run one after the other (the native
-stack's first), and each stack stops as soon as its last test has run: no stack loads the machine while
-other tests run, and the two are never up at once.
+``native_stack`` (on Debian's Prometheus) and ``alerting_stack`` (on Prometheus 3). The tests of each stack
+run one after the other (the native stack's first), and each stack stops as soon as its last test has run:
+no stack loads the machine while other tests run, and the two are never up at once. ``thanos_stack`` is
+test_thanos.py's own, up while that module runs, before either.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from stack.native import Stack
 from stack.settings import DEFAULT_PORTS, Settings
 from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
 from support.servers import options as server_options
+from support.tools import built_tool
 
 COMBINATIONS = [(flavor, config) for flavor in FLAVORS for config in CONFIGS]
 IDS = [f"{flavor}-{config}" for flavor, config in COMBINATIONS]
@@ -172,11 +174,11 @@ def _stop(name: str) -> None:
 
 @pytest.fixture(scope="session")
 def native_stack():
-    """The native stack on free ports, as ./innodb-stack up runs it, with two minutes of scrapes behind it
-    (every rate window of the dashboards filled)."""
+    """The native stack on free ports, as ./innodb-stack up runs it on Debian's Prometheus (2.42), with two
+    minutes of scrapes behind it (every rate window of the dashboards filled)."""
     root = tempfile.mkdtemp(prefix="innodb-stack-")
     stack = Stack(Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, sysbench_threads=2,
-                           sysbench_rate=50))
+                           sysbench_rate=50, prometheus="debian"))
     _shared("native_stack", stack, root)
     try:
         stack.up()
@@ -193,19 +195,27 @@ ALERTING_RULES = ("checkpoint_age_for=30s", "checkpoint_age_critical_for=30s", "
                   "history_window=2m", "history_for=15s", "purge_window=2m", "down_for=15s")
 
 
+# A REDO log far too small for an unthrottled sysbench: checkpoint age lives near its limit even on a machine
+# busy with other work.
+STRESSED_SERVER = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
+
+
+def stressed_settings(root: str, rules: tuple = (), **kwargs) -> Settings:
+    """The native stack under stress, for the tests that fire alerts: the stressed server, unthrottled sysbench,
+    rules with lowered durations (and ``rules``), captures every 30 s at most; on Prometheus 3."""
+    return Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=STRESSED_SERVER,
+                    sysbench_threads=4, sysbench_rate=0, rule_overrides=ALERTING_RULES + rules, prometheus="3",
+                    exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"), **kwargs)
+
+
 @pytest.fixture(scope="session")
-def alerting_stack():
-    """The native stack under stress, for the tests that fire alerts: a REDO log far too small for an
-    unthrottled sysbench (checkpoint age lives near its limit even on a machine busy with other work),
-    rules with lowered durations, captures every 30 s at most, and VictoriaMetrics with vmalert behind
-    Prometheus (STACK_STORE=victoriametrics). test_remote_store.py and test_stack_e2e.py share it, in that
-    order: the last test of the second stops the exporter."""
+def alerting_stack(request):
+    """The stressed stack with VictoriaMetrics and vmalert behind Prometheus 3 (STACK_STORE=victoriametrics).
+    test_remote_store.py and test_stack_e2e.py share it, in that order: the last test of the second stops the
+    exporter."""
+    built_tool(request, "prometheus")
     root = tempfile.mkdtemp(prefix="innodb-alerting-stack-")
-    options = server_options("mariadb-10.11", "tuned") + ("--innodb-log-file-size=8M", "--innodb-log-buffer-size=1M")
-    settings = Settings(root=root, ports={name: free_port() for name in DEFAULT_PORTS}, mysql_options=options,
-                        sysbench_threads=4, sysbench_rate=0, rule_overrides=ALERTING_RULES, store="victoriametrics",
-                        exporter_flags=("--capture.cooldown=30", "--capture.snapshots=2", "--capture.interval=2"))
-    stack = Stack(settings)
+    stack = Stack(stressed_settings(root, store="victoriametrics"))
     _shared("alerting_stack", stack, root)
     try:
         stack.up()
@@ -213,3 +223,30 @@ def alerting_stack():
         yield stack
     finally:
         _stop("alerting_stack")
+
+
+# STACK_STORE=thanos for the tests: blocks of 2 minutes, which a replica keeps for 2 more (a block is deleted
+# once the next one is cut), so that within minutes of the start the first minutes of data are in the bucket
+# only; the store gateway looks for new blocks every 15 s.
+THANOS_TIMINGS = {"block_duration": "2m", "replica_retention": "2m", "bucket_sync": "15s"}
+# The checkpoint-age warning at a fifth of the limit, which the stressed server stays above: the alert fires
+# for the whole failover test, and a second one or a new start would be the pair's doing.
+STEADY_ALERT = ("checkpoint_age_warning_ratio=0.2",)
+
+
+@pytest.fixture(scope="module")
+def thanos_stack(request):
+    """The stressed stack as a highly available pair behind Thanos (STACK_STORE=thanos) on Prometheus 3: two
+    replicas, a sidecar each, the store gateway on a filesystem bucket, Thanos Query over them. Stopped when
+    the module ends."""
+    built_tool(request, "prometheus")
+    built_tool(request, "thanos")
+    root = tempfile.mkdtemp(prefix="innodb-thanos-stack-")
+    stack = Stack(stressed_settings(root, STEADY_ALERT, store="thanos", **THANOS_TIMINGS))
+    try:
+        stack.up()
+        stack.started = time.time()
+        yield stack
+    finally:
+        stack.down()
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,11 +1,12 @@
 """Every query of every dashboard panel against the live native stack (MariaDB under sysbench, both
-exporters, node_exporter, Prometheus), with the dashboard variables substituted as Grafana would
-(dashboards/preview.py does it the same way), and every dashboard drawn as an operator would see it.
+exporters, node_exporter, Debian's Prometheus 2.42), with the dashboard variables substituted as Grafana
+would (support/dashboards.py), and every dashboard drawn as an operator would see it.
 
 A panel or a series that cannot have data on MariaDB says so in its description ("No data on MariaDB:",
 "No '<legend>' on MariaDB:") and, where the data would be, by the exporter's statement of the reason
 (innodb_exporter_metric_absent, a legend row or a stat's value, which must answer here) or a no-value text;
-the test holds the panels to exactly that, and at most a tenth of them may be empty.
+the test holds the panels to exactly that, and at most a tenth of them may be empty. test_stack_e2e.py does
+the same on Prometheus 3.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ import urllib.request
 import pytest
 
 from dashboards import preview
-from dashboards.common import ABSENT, NOTHING_EARLIER_LEGEND
+from dashboards.common import ABSENT
 from stack import devices
 from stack.settings import demo_name
+from support.dashboards import check_panels
 from support.golden import TESTS
 from support.servers import wait_for
 
@@ -42,61 +44,13 @@ def query_range(stack, expr: str) -> dict:
     return preview.query_range(stack.s.url("prometheus"), expr, end - RANGE, end, STEP)
 
 
-def query(stack, target: dict, values: dict) -> dict:
-    """The target as Grafana asks for it: over the range, or at its end when it is an instant query."""
-    expr = preview.substitute(target["expr"], values)
-    if target.get("instant"):
-        return preview.query_instant(stack.s.url("prometheus"), expr, time.time())
-    return query_range(stack, expr)
-
-
 def test_every_panel_query_evaluates_and_returns_data(stack):
-    instance = stack.s.address("mariadb")
-    values = preview.variables(instance, RANGE, STEP, OFFSET)
-    panels, empty_panels, declared_empty, problems = 0, [], [], []
-    for path in sorted(glob.glob(os.path.join(ROOT, "dashboards", "grafana", "*.json"))):
-        with open(path, encoding="utf-8") as f:
-            dashboard = json.load(f)
-        for panel in dashboard["panels"]:
-            panels += 1
-            where = f"{dashboard['uid']} / {panel['title']}"
-            description = panel["description"]
-            panel_declared = "No data on MariaDB:" in description
-            if panel_declared:
-                declared_empty.append(where)
-            with_data, instants = 0, []
-            for target in panel["targets"]:
-                answer = query(stack, target, values)
-                if answer.get("status") != "success":
-                    problems.append(f"{where}: {target['expr']} failed: {answer.get('error')}")
-                    continue
-                if target.get("instant"):  # one query per value the stat can show: one of them answers
-                    instants.append(bool(answer["data"]["result"]))
-                    continue
-                if ABSENT in target["expr"]:  # the exporter's reason for a series declared absent on MariaDB
-                    if not answer["data"]["result"]:
-                        problems.append(f"{where}: the exporter gives no reason for '{target['legendFormat']}'")
-                    continue
-                if target["legendFormat"] == NOTHING_EARLIER_LEGEND:  # Compare's mark of an empty earlier window
-                    continue
-                if answer["data"]["result"]:
-                    with_data += 1
-                    continue
-                legend = target["legendFormat"].removesuffix(" ($offset earlier)")
-                if f"'{legend}' only while" in description:  # a series of what happens, not of the flavour
-                    continue
-                if not panel_declared and f"No '{legend}' on MariaDB" not in description:
-                    problems.append(f"{where}: no data for '{target['legendFormat']}': {target['expr']}")
-            if instants and instants.count(True) != 1:
-                problems.append(f"{where}: {instants.count(True)} of its instant queries answer, not one")
-            if with_data == 0 and not instants:
-                empty_panels.append(where)
-            elif panel_declared:
-                problems.append(f"{where} says it has no data on MariaDB, but it has")
-    assert problems == [], "\n".join(problems)
-    assert sorted(empty_panels) == sorted(declared_empty)
-    print(f"\n{panels} panels; no data on MariaDB, as their descriptions say: {empty_panels}")
-    assert len(empty_panels) <= panels / 10, f"{len(empty_panels)} of {panels} panels have no data on MariaDB"
+    check = check_panels(stack.s.url("prometheus"), stack.s.address("mariadb"), RANGE, STEP, OFFSET)
+    assert check.problems == [], "\n".join(check.problems)
+    assert sorted(check.empty_panels) == sorted(check.declared_empty)
+    print(f"\n{check.panels} panels; no data on MariaDB, as their descriptions say: {check.empty_panels}")
+    assert len(check.empty_panels) <= check.panels / 10, \
+        f"{len(check.empty_panels)} of {check.panels} panels have no data on MariaDB"
 
 
 def test_redo_fsync_latency_shows_the_hosts_measure_of_the_data_directorys_disk(stack):

@@ -1,7 +1,8 @@
-"""The native stack end to end: real MariaDB under sysbench, both exporters, Prometheus with the
-stack's rules, Alertmanager with its routes. Alerts fire for real and arrive in Alertmanager, which has
-the exporter capture the evidence (issue 13): the status texts of a checkpoint-age page, the transaction
-behind a purge page.
+"""The native stack end to end on Prometheus 3: real MariaDB under sysbench, both exporters, Prometheus 3.16
+(stack/tools.py builds it) with the stack's rules, Alertmanager with its routes. Every target is up, every
+dashboard query evaluates, alerts fire for real and arrive in Alertmanager (API v2), which has the exporter
+capture the evidence (issue 13): the status texts of a checkpoint-age page, the transaction behind a purge
+page. (test_dashboards_live.py runs the dashboards on Debian's Prometheus 2.42.)
 
 Thresholds and durations are lowered for the test through alerts/mixin.py's CONFIG (``--set``), the
 one place where they are set; no rule is edited.
@@ -10,15 +11,19 @@ one place where they are set; no rule is edited.
 from __future__ import annotations
 
 import json
+import time
 import urllib.parse
 import urllib.request
 
 import pymysql
 import pytest
 
+from stack.tools import TOOLS
+from support.dashboards import check_panels
 from support.servers import wait_for
 
 pytestmark = pytest.mark.integration
+
 
 @pytest.fixture(scope="module")
 def stack(alerting_stack):
@@ -57,6 +62,16 @@ def test_every_target_is_up_within_a_minute(stack):
         return set(jobs) == {"innodb", "mysqld", "node", "prometheus", "alertmanager"} and set(jobs.values()) == {"up"}
 
     wait_for(all_up, 60, interval=2, what="every Prometheus target up")
+    [build] = query(stack, "prometheus_build_info")
+    assert build["metric"]["version"] == TOOLS["prometheus"].version  # the stack runs Prometheus 3
+
+
+def test_every_dashboard_query_evaluates_on_prometheus_3(stack):
+    """As test_dashboards_live.py on Debian's Prometheus: two minutes of scrapes, every rate window filled."""
+    wait_for(lambda: time.time() > stack.started + 120, 140, interval=5, what="two minutes of data")
+    check = check_panels(stack.s.url("prometheus"), stack.s.address("mariadb"), 120, 15, "1m")
+    assert check.problems == [], "\n".join(check.problems)
+    assert sorted(check.empty_panels) == sorted(check.declared_empty)
 
 
 def test_checkpoint_age_alert_fires_and_reaches_alertmanager(stack):

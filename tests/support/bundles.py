@@ -4,9 +4,11 @@ a command with its time and peak memory measured."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,11 +69,10 @@ class Run:
     peak_mb: float  # the command's peak resident memory
 
 
-# Run in the child: cap its address space, and at exit write its peak resident memory (VmHWM: of this
-# process image only; wait4's ru_maxrss also counts the test process it was forked from).
+# Run in the child: at exit write its peak resident memory (VmHWM: of this process image only; wait4's
+# ru_maxrss also counts the test process it was forked from).
 _CHILD = """
-import atexit, resource, sys
-resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
+import atexit, sys
 
 def peak():
     with open("/proc/self/status") as status, open({out!r}, "w") as out:
@@ -81,20 +82,73 @@ atexit.register(peak)
 from innodb_replay.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+# How often the resident memory of the command's processes is read.
+WATCH_S = 0.05
 
 
-def replay_command(*args: str, address_space: int = 1 << 30, timeout: float = 120, env=None, umask=None) -> Run:
-    """``innodb-replay ARGS`` in a process whose address space is capped (a regression dies of it instead
-    of taking the machine), measured: its time and its own peak memory."""
+def group_resident_bytes(group: int) -> int:
+    """The resident memory of every process in a process group (the command and what it runs: promtool)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rpartition(")")[2].split()  # after the command name, which may hold spaces
+            if int(fields[2]) == group:  # pgrp
+                total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # rss, in pages
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    return total
+
+
+def replay_command(*args: str, resident_limit: int = 1 << 30, timeout: float = 120, env=None, umask=None) -> Run:
+    """``innodb-replay ARGS`` as a command of its own, measured: its time and its own peak memory.
+
+    What must not run away is bounded as it is measured: the resident memory of the command and every process
+    it starts (promtool) together, read every WATCH_S, and the time; past either, the whole process group is
+    killed (a regression dies of it instead of taking the machine). Not the address space: Go programs such
+    as Prometheus 3's promtool reserve far more of it than they use, and die at start under a cap that
+    Python lives under."""
     environment = dict(env or os.environ, PYTHONPATH=os.path.join(ROOT, "exporters"))
     with tempfile.TemporaryDirectory(prefix="replay-run-") as scratch:
         peak_file = os.path.join(scratch, "peak")
-        code = _CHILD.format(cap=address_space, out=peak_file)
         started = time.monotonic()
-        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT,
-                              env=environment, stdin=subprocess.DEVNULL, timeout=timeout,
-                              preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD.format(out=peak_file), *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=ROOT, env=environment, stdin=subprocess.DEVNULL,
+                                start_new_session=True,
+                                preexec_fn=(lambda: os.umask(umask)) if umask is not None else None)
+        killed = ""
+        try:
+            while True:
+                try:
+                    stdout, stderr = proc.communicate(timeout=WATCH_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                resident = group_resident_bytes(proc.pid)
+                if resident > resident_limit and not killed:
+                    killed = f"killed by the test: resident memory {resident >> 20} MiB, above {resident_limit >> 20} MiB"
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                elif time.monotonic() - started > timeout:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+        except BaseException:  # the timeout, or the test interrupted: nothing of the command outlives it
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
         seconds = time.monotonic() - started
-        with open(peak_file) as f:
-            peak_kb = int(f.read())
-    return Run(proc.returncode, proc.stdout, proc.stderr, seconds, peak_kb / 1024)
+        try:
+            with open(peak_file) as f:
+                peak_kb = int(f.read())
+        except (OSError, ValueError):  # killed before it could write it
+            peak_kb = 0
+    return Run(proc.returncode, stdout, stderr + (f"\n{killed}\n" if killed else ""), seconds, peak_kb / 1024)
+
+
+
+def with_promtool(promtool: str, env=None) -> dict[str, str]:
+    """An environment in which ``promtool`` is the one innodb-replay finds first on PATH."""
+    env = dict(env or os.environ)
+    return dict(env, PATH=f"{os.path.dirname(promtool)}{os.pathsep}{env.get('PATH', '')}")

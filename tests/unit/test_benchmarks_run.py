@@ -26,3 +26,9 @@ def test_replay_benchmark_starts():
     out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "replay_benchmark.py"), "--help"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "--samples-per-series" in out.stdout, out.stderr
+
+
+def test_thanos_benchmark_starts():
+    out = subprocess.run([sys.executable, os.path.join(BENCHMARKS, "thanos_benchmark.py"), "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "--block" in out.stdout, out.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -22,7 +23,7 @@ from innodb_replay.importer import (REPLAY_SCRAPE_INTERVAL_S, RULES_INTERVAL_S, 
                                     most_blocks, plan_runs, sparse_samples_note)
 from stack.native import Stack
 from stack.settings import Settings
-from support.bundles import START_MS, replay_command, sound_bundle
+from support.bundles import START_MS, replay_command, sound_bundle, with_promtool
 from support.exporter import ROOT
 
 DAY_MS = 24 * limits.HOUR_MS
@@ -95,6 +96,15 @@ def test_promtool_is_killed_after_its_timeout(tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+def test_a_command_past_its_resident_memory_bound_is_killed(tmp_path):
+    """replay_command's bound on what the command and its promtool hold in memory together, which holds Go
+    programs to what they use rather than to the address space they reserve."""
+    bundle = str(tmp_path / "b.zip")
+    sound_bundle(bundle)
+    run = replay_command("import", bundle, f"--data-dir={tmp_path / 'data'}", "--no-start", resident_limit=1 << 20)
+    assert run.returncode == -signal.SIGKILL and "killed by the test: resident memory" in run.stderr, run
+
+
 def independent_counts(bundle: str) -> tuple[int, int]:
     """(samples, series) of a bundle, counted with prometheus_client's parser rather than ours."""
     series, samples = set(), 0
@@ -108,11 +118,11 @@ def independent_counts(bundle: str) -> tuple[int, int]:
     return samples, len(series)
 
 
-def test_no_start_writes_blocks_nobody_else_can_change_and_prints_what_is_there(tmp_path):
+def test_no_start_writes_blocks_nobody_else_can_change_and_prints_what_is_there(tmp_path, promtool):
     bundle = str(tmp_path / "b.zip")
     sound_bundle(bundle, chunks=4, series=5, per_chunk=7)
     data_dir = tmp_path / "data"
-    run = replay_command("import", bundle, f"--data-dir={data_dir}", "--no-start", umask=0)
+    run = replay_command("import", bundle, f"--data-dir={data_dir}", "--no-start", umask=0, env=with_promtool(promtool))
     assert run.returncode == 0, run.stderr
     for directory, dirs, files in os.walk(data_dir):
         for path in [directory] + [os.path.join(directory, n) for n in dirs + files]:

@@ -80,10 +80,43 @@ def test_a_store_adds_remote_write_and_prometheus_runs_it(promtool, prometheus_d
     assert check.returncode == 0, check.stdout + check.stderr
 
 
-def test_an_unknown_store_is_refused(tmp_path):
+def test_thanos_gives_each_replica_its_label_and_prometheus_runs_it_in_blocks_it_never_compacts(promtool,
+                                                                                            prometheus_dir):
+    """STACK_STORE=thanos: prometheus.yml plus the replica's external label, dropped from the alerts it sends;
+    the same targets for both replicas, each scraping both."""
+    config = prometheus_dir / "prometheus.yml"
+    written = {}
+    for replica in ("a", "b"):
+        out = subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"),
+                              str(prometheus_dir / "targets"), "--", "echo", f"--config.file={config}"],
+                             capture_output=True, text=True, check=True,
+                             env=dict(os.environ, STACK_STORE="thanos", PROMETHEUS_REPLICA=replica, MYSQL_ADDRESS="db1:3306",
+                                      PROMETHEUS="p-a:9090", PROMETHEUS_B="p-b:9090", THANOS_BLOCK_DURATION="2m",
+                                      PROMETHEUS_CONFIG=str(config)))
+        path = prometheus_dir / f"prometheus-replica-{replica}.yml"
+        assert out.stdout == (f"--config.file={path} --storage.tsdb.min-block-duration=2m "
+                              "--storage.tsdb.max-block-duration=2m\n")
+        with open(path) as f:
+            written[replica] = yaml.safe_load(f)
+        check = subprocess.run([promtool, "check", "config", str(path)], capture_output=True, text=True)
+        assert check.returncode == 0 and "WARNING" not in check.stdout + check.stderr, check.stdout + check.stderr
+    with open(config) as f:
+        base = yaml.safe_load(f)
+    for replica, extended in written.items():
+        assert extended["global"].pop("external_labels") == {"replica": replica}
+        assert extended["alerting"].pop("alert_relabel_configs") == [{"action": "labeldrop", "regex": "replica"}]
+        assert extended == base
+    with open(prometheus_dir / "targets" / "prometheus.yml") as f:
+        assert yaml.safe_load(f) == [{"targets": ["p-a:9090", "p-b:9090"]}]
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("STACK_STORE", "mimir", "STACK_STORE=mimir: victoriametrics, thanos, or empty"),
+    ("PROMETHEUS_REPLICA", "../x", "PROMETHEUS_REPLICA=../x: one letter")])
+def test_an_unknown_store_or_replica_is_refused(tmp_path, variable, value, message):
     out = subprocess.run(["sh", os.path.join(PROVISIONING, "prometheus", "write-targets.sh"), str(tmp_path)],
-                         capture_output=True, text=True, env=dict(os.environ, STACK_STORE="mimir"))
-    assert out.returncode == 2 and "STACK_STORE=mimir: victoriametrics, or empty" in out.stderr
+                         capture_output=True, text=True, env=dict(os.environ, **{variable: value}))
+    assert out.returncode == 2 and message in out.stderr
 
 
 def test_amtool_check_config_for_the_config_and_every_example():
@@ -112,9 +145,10 @@ def test_docker_compose_config_validates(tmp_path):
     assert out.returncode == 0 and out.stderr == "", out.stderr
     config = yaml.safe_load(out.stdout)
     services = config["services"]
+    thanos = {"prometheus-b", "thanos-sidecar-a", "thanos-sidecar-b", "thanos-store", "thanos-query"}
     assert set(services) == {"mysql", "sysbench", "innodb-exporter", "mysqld-exporter", "node-exporter",
                              "prometheus", "alertmanager", "grafana", "replay-prometheus", "victoriametrics",
-                             "vmalert"}
+                             "vmalert", *thanos}
     for name, service in services.items():
         image = service.get("image")
         assert image is None or (":" in image and not image.endswith(":latest")), f"{name}: unpinned {image}"
@@ -122,8 +156,22 @@ def test_docker_compose_config_validates(tmp_path):
     assert services["mysql"]["profiles"] == ["demo"] and services["sysbench"]["profiles"] == ["demo"]
     assert services["replay-prometheus"]["profiles"] == ["replay"]
     assert services["victoriametrics"]["profiles"] == services["vmalert"]["profiles"] == ["store"]
-    optional = ("mysql", "sysbench", "replay-prometheus", "victoriametrics", "vmalert")
+    assert all(services[name]["profiles"] == ["thanos"] for name in thanos)
+    optional = ("mysql", "sysbench", "replay-prometheus", "victoriametrics", "vmalert", *thanos)
     assert all("profiles" not in s for n, s in services.items() if n not in optional)
+    # The pair: the same Prometheus but for its replica and data; Query over both sidecars and the store gateway.
+    a, b = services["prometheus"], services["prometheus-b"]
+    assert (a["environment"]["PROMETHEUS_REPLICA"], b["environment"]["PROMETHEUS_REPLICA"]) == ("a", "b")
+    assert b["environment"]["STACK_STORE"] == "thanos"
+    assert {k: v for k, v in a.items() if k not in ("environment", "volumes", "ports", "profiles")} == \
+        {k: v for k, v in b.items() if k not in ("environment", "volumes", "ports", "profiles")}
+    query = services["thanos-query"]["command"]
+    assert "--query.replica-label=replica" in query and "--endpoint.sd-config-file=/etc/thanos/endpoints.yml" in query
+    with open(os.path.join(PROVISIONING, "thanos", "endpoints.yml")) as f:
+        endpoints = {e["address"] for e in yaml.safe_load(f)["endpoints"]}
+    grpc = {c.split("=")[1].rpartition(":")[2] for n in ("thanos-sidecar-a", "thanos-sidecar-b", "thanos-store")
+            for c in services[n]["command"] if c.startswith("--grpc-address=")}
+    assert endpoints == {f"{n}:{port}" for n in ("thanos-sidecar-a", "thanos-sidecar-b", "thanos-store") for port in grpc}
 
 
 def test_compose_refuses_to_start_without_passwords():
@@ -180,6 +228,52 @@ def test_stack_bind_is_an_ip_address(given, bind):
 def test_stack_bind_that_is_no_ip_address_is_refused():
     with pytest.raises(StackError, match="STACK_BIND='localhost' is not an IP address"):
         Settings.from_environment({"STACK_BIND": "localhost"})
+
+
+def test_thanos_listens_on_the_pair_s_ports_and_only_then():
+    ports = dict(DEFAULT_PORTS)
+    pair = {"prometheus_b", "thanos_query", "thanos_query_grpc", "thanos_sidecar_a", "thanos_sidecar_a_grpc",
+            "thanos_sidecar_b", "thanos_sidecar_b_grpc", "thanos_store", "thanos_store_grpc"}
+    thanos = Settings(ports=ports, store="thanos")
+    assert pair <= set(thanos.listening()) and not {"victoriametrics", "vmalert"} & set(thanos.listening())
+    assert thanos.replicas() == ["prometheus", "prometheus_b"] and thanos.store_url() == thanos.url("thanos_query")
+    assert not pair & set(Settings(ports=ports, store="victoriametrics").listening())
+    assert Settings(ports=ports).replicas() == ["prometheus"]
+    assert Settings(ports=ports, store="victoriametrics").store_url() == Settings(ports=ports).url("victoriametrics")
+
+
+def test_the_native_thanos_files_are_compose_s_with_the_stack_s_own_places(tmp_path):
+    settings = Settings(root=str(tmp_path), ports={name: free_port() for name in DEFAULT_PORTS}, store="thanos")
+    stack = Stack(settings)
+    with open(stack.bucket_config()) as f:
+        bucket = yaml.safe_load(f)
+    with open(os.path.join(PROVISIONING, "thanos", "bucket.yml")) as f:
+        compose_bucket = yaml.safe_load(f)
+    assert bucket == dict(compose_bucket, config={"directory": str(tmp_path / "thanos" / "bucket")})
+    assert os.path.isdir(bucket["config"]["directory"])
+    with open(stack.endpoints_config()) as f:
+        endpoints = yaml.safe_load(f)["endpoints"]
+    assert [e["address"] for e in endpoints] == [settings.address(name) for name in (
+        "thanos_sidecar_a_grpc", "thanos_sidecar_b_grpc", "thanos_store_grpc")]
+    assert stack.prometheus_data("prometheus") != stack.prometheus_data("prometheus_b")
+    assert stack.prometheus_config(settings.path("prometheus"), "prometheus_b").endswith("prometheus-replica-b.yml")
+
+
+@pytest.mark.parametrize("given, chosen", [("debian", "debian"), ("3", "3")])
+def test_stack_prometheus_picks_the_build(given, chosen):
+    settings = Settings.from_environment({"STACK_PROMETHEUS": given})
+    assert settings.prometheus == chosen and settings.environment()["STACK_PROMETHEUS"] == chosen
+
+
+def test_stack_prometheus_defaults_to_3_once_built(monkeypatch):
+    from stack import tools
+
+    monkeypatch.setattr(tools, "built", lambda name: {"version": "3.16.0"} if name == "prometheus" else None)
+    assert Settings.from_environment({}).prometheus == "3"
+    monkeypatch.setattr(tools, "built", lambda name: None)
+    assert Settings.from_environment({}).prometheus == "debian"
+    with pytest.raises(StackError, match="STACK_PROMETHEUS='2': debian .* or 3"):
+        Settings.from_environment({"STACK_PROMETHEUS": "2"})
 
 
 def test_services_listen_on_stack_bind_and_are_reached_on_loopback():
@@ -384,7 +478,7 @@ def test_every_variable_compose_reads_is_in_the_env_example():
     with open(os.path.join(ROOT, ".env.example")) as f:
         listed = set(re.findall(r"^([A-Z_]+)=", f.read(), re.MULTILINE))
     # Given on the command line, as README.md and docker-compose.yml's comments say.
-    assert used - listed == {"REPLAY_USER", "REPLAY_DATA_DIR", "STACK_STORE"}
+    assert used - listed == {"REPLAY_USER", "REPLAY_DATA_DIR", "STACK_STORE", "STORE_URL"}
 
 
 def test_help_and_readme_name_every_native_setting():
@@ -392,7 +486,8 @@ def test_help_and_readme_name_every_native_setting():
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
     settings = ["STACK_BIND", "STACK_PORT_<SERVICE>", "STACK_SYSBENCH_RATE", "STACK_SERVER", "STACK_STORE",
-                "STACK_WEB_CONFIG", "MYSQL_ADDRESS", "MYSQL_EXPORTER_USER", "MYSQLD_EXPORTER_PASSWORD"]
+                "STACK_WEB_CONFIG", "STACK_PROMETHEUS", "MYSQL_ADDRESS", "MYSQL_EXPORTER_USER",
+                "MYSQLD_EXPORTER_PASSWORD"]
     services = [name.upper() for name in DEFAULT_PORTS if name != "replay_prometheus"]
     for text in (out.stdout, readme):
         assert all(name in text for name in settings + services)
