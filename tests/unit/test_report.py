@@ -1,6 +1,6 @@
 """``innodb-replay report`` without servers: spans, alerts as Prometheus fires them, the evidence of a
 capture read from verbatim texts, the HTML (self-contained, well-formed, hostile text escaped), the
-charts' PromQL and the runbook links. A report from a real Prometheus: tests/integration/test_report.py."""
+charts' PromQL and the runbook links. A report from a real Prometheus: tests/integration/test_report_live.py."""
 
 from __future__ import annotations
 
