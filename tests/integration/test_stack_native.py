@@ -100,7 +100,9 @@ def test_a_service_that_exits_on_start_stops_up_at_once_with_its_log(tmp_path, s
                                      "exit 1\n")
     (fake / "prometheus").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
-    stack = stacks(settings_from(tmp_path, MYSQL_ADDRESS=f"127.0.0.1:{free_port()}", **{PASSWORD_ENV: "any"}))
+    # Debian's Prometheus is the one found on PATH (a built Prometheus 3 is run from the tools cache).
+    stack = stacks(settings_from(tmp_path, MYSQL_ADDRESS=f"127.0.0.1:{free_port()}", STACK_PROMETHEUS="debian",
+                                 **{PASSWORD_ENV: "any"}))
     with pytest.raises(StackError) as failed:
         stack.up()
     message = str(failed.value)
