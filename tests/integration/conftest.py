@@ -5,8 +5,9 @@ Every flavour in both configurations (stack/servers.py: FLAVORS x CONFIGS):
   flavor_server          session-wide, parametrised over every (flavour, configuration): one server per
                          combination, started on first use, stopped at the session's end; the exporter's
                          account exists (EXPORTER_USER over TCP at .address)
-  loaded_flavor_server   the same server with sysbench oltp_read_write running, while the tests of that
-                         combination run (the load stops when pytest moves on to the next combination)
+  loaded_flavor_server   the same server with sysbench oltp_read_write running, while the module's tests of
+                         that combination run (the load stops when pytest moves on to the next combination
+                         or the next module)
   fresh_flavor_server    a server of the test module's own (not the loaded one), for tests that kill,
                          pause or reconfigure it and then put it back as they found it
 
@@ -105,7 +106,7 @@ def flavor_server(request, server_pool) -> Server:
     return server_pool.get(*request.param)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")  # the load stops with the module: none runs under later modules' tests
 def loaded_flavor_server(flavor_server, server_pool):
     server_pool.load(flavor_server)
     try:

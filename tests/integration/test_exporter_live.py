@@ -26,7 +26,7 @@ pytestmark = pytest.mark.integration
 SCRAPES = 20  # a second apart, under sysbench at full speed: enough for a value typed wrong to go down
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def live(loaded_flavor_server):
     """(server, exporter, SCRAPES scrapes a second apart) for one flavour and configuration."""
     db = loaded_flavor_server
