@@ -117,13 +117,17 @@ def by_replica(url: str, start_ms: int, end_ms: int, selector: str = SELECTOR) -
 def doubled(deduplicated: dict, replicas: list[dict]) -> list[str]:
     """Series of Query's deduplicated answer that hold a sample no replica stored, or more samples than the
     replica with the most (and one: where Query turns from one replica to the other, their two samples of one
-    moment may both be kept). A scrape counted twice would show in either."""
+    moment may both be kept). A scrape counted twice would show in either. Only the innodb job (every 5 s) is
+    held to that count: Query deduplicates a series once it has seen its scrape interval in the window asked,
+    and a job scraped every 15 or 30 s may come with both replicas' samples in a short window (see the export
+    test); its samples must still be ones a replica stored."""
     problems = []
     for key, samples in deduplicated.items():
         stored = [replica.get(key, []) for replica in replicas]
         known = {sample for replica in stored for sample in replica}
         invented = [sample for sample in samples if sample not in known]
-        if invented or len(samples) > max(map(len, stored)) + 1:
+        most = max(map(len, stored)) + 1 if dict(key).get("job") == "innodb" else sum(map(len, stored))
+        if invented or len(samples) > most:
             problems.append(f"{dict(key)}: {len(samples)} samples against {list(map(len, stored))} stored, "
                             f"{len(invented)} stored by no replica")
     return problems
