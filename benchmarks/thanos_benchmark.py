@@ -28,6 +28,7 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -73,6 +74,7 @@ def blocks(stack: Stack) -> int:
 def measure(stack: Stack, minutes: float) -> dict:
     pids = {name: stack.services[name].pid() for name in COMPONENTS}
     replicas = stack.s.replicas()
+    print("waiting for the first block of each replica in the bucket", file=sys.stderr, flush=True)
     wait_for(lambda: blocks(stack) >= 2, 900, interval=10, what="the first block of each replica in the bucket")
     load_before = load_average()
     start = time.time()
@@ -80,7 +82,10 @@ def measure(stack: Stack, minutes: float) -> dict:
     appended = {r: scalar(stack.s.url(r), "prometheus_tsdb_head_samples_appended_total") for r in replicas}
     scrapes = {r: scalar(stack.s.url(r), "sum(prometheus_target_interval_length_seconds_count)") for r in replicas}
     stored, block_count = bucket_bytes(stack), blocks(stack)
-    time.sleep(minutes * 60)
+    while time.time() < start + minutes * 60:
+        time.sleep(min(60.0, start + minutes * 60 - time.time()))
+        print(f"{(time.time() - start) / 60:.0f} of {minutes:g} minutes; {blocks(stack) - block_count} blocks uploaded",
+              file=sys.stderr, flush=True)
     end = time.time()
     used = {name: cpu_seconds(pid) - cpu[name] for name, pid in pids.items()}
     appended = {r: scalar(stack.s.url(r), "prometheus_tsdb_head_samples_appended_total") - appended[r] for r in replicas}
@@ -132,6 +137,7 @@ def main(argv=None) -> int:
         figures = measure(stack, args.minutes)
     finally:
         stack.down()
+        shutil.rmtree(root, ignore_errors=True)
     figures.update(block=args.block, rate=args.rate)
     print(json.dumps(figures, indent=1))
     if args.json:

@@ -38,6 +38,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 
+from signals.units import format_value
+
 from .grafana_version import FIELD_MATCHERS, OLDEST_TEXT
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -155,45 +157,6 @@ def evaluate(panel: dict, url: str, values: dict, start: float, end: float, step
             data.series.append(Series(substitute(legend(target.get("legendFormat", ""), result["metric"]), values),
                                       target["refId"], [t for t, _ in points], [v for _, v in points]))
     return data
-
-
-# --- units, as Grafana formats them --------------------------------------------------------------
-
-def _scaled(value: float, base: float, suffixes) -> str:
-    magnitude = abs(value)
-    index = 0
-    while index + 1 < len(suffixes) and magnitude >= base ** (index + 1):
-        index += 1
-    return f"{value / base ** index:.3g}{suffixes[index]}"
-
-
-def format_value(unit: str, value: float) -> str:
-    if value is None or math.isnan(value):
-        return "–"
-    if unit == "percentunit":
-        return f"{value * 100:.3g}%"
-    if unit == "s":
-        magnitude = abs(value)
-        for limit, divisor, suffix in ((3600, 3600, " h"), (60, 60, " min"), (1, 1, " s"), (1e-3, 1e-3, " ms"),
-                                       (1e-6, 1e-6, " µs")):
-            if magnitude >= limit:
-                return f"{value / divisor:.3g}{suffix}"
-        return "0 s" if value == 0 else f"{value / 1e-9:.3g} ns"
-    if unit == "bytes":
-        return _scaled(value, 1024, (" B", " KiB", " MiB", " GiB", " TiB"))
-    if unit == "Bps":
-        return _scaled(value, 1000, (" B/s", " kB/s", " MB/s", " GB/s"))
-    per_second = {"ops": " ops/s", "iops": " io/s"}
-    if unit in per_second:
-        return _scaled(value, 1000, [per_second[unit], " K" + per_second[unit].strip(),
-                                           " M" + per_second[unit].strip()])
-    if unit == "short":
-        return _scaled(value, 1000, ("", " K", " Mil", " Bil"))
-    if unit.startswith("suffix:"):
-        return f"{value:.3g}{unit[len('suffix:'):]}"
-    if unit.startswith("count:"):  # Grafana's custom count unit: scaled by thousands, then the unit
-        return _scaled(value, 1000, ("", "K", "M", "B")) + " " + unit[len("count:"):]
-    return f"{value:.3g}"
 
 
 # --- field configuration: defaults and overrides --------------------------------------------------

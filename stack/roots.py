@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import fcntl
 import glob
 import json
 import os
@@ -34,6 +33,8 @@ import sys
 import time
 import urllib.request
 from dataclasses import dataclass
+
+from .build_once import build_once, say
 
 DEFAULT_CACHE = "/var/cache/innodb-stack/roots"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -79,7 +80,7 @@ def root_path(name: str) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"[stack.roots {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    say("stack.roots", message)
 
 
 def mirror() -> str:
@@ -117,18 +118,10 @@ def ensure(name: str) -> str:
     """The root for ``name``, built first when it is not (yet) complete. Safe to call from many processes."""
     if name not in RECIPES:
         raise RootError(f"no root named {name!r}; known: {', '.join(RECIPES)}")
-    if built(name):
-        return root_path(name)
-    _check_can_build()
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), f"{name}.lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            _say(f"another process is building the {name} root; waiting for it")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if not built(name):  # the other process may have finished it meanwhile
-            _build(RECIPES[name])
+    if not built(name):
+        _check_can_build()
+        build_once(cache_dir(), name, lambda: built(name), lambda: _build(RECIPES[name]),
+                   lambda: _say(f"another process is building the {name} root; waiting for it"))
     return root_path(name)
 
 

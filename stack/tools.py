@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import fcntl
 import json
 import os
 import re
@@ -34,6 +33,8 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+
+from .build_once import build_once, say
 
 DEFAULT_CACHE = "/var/cache/innodb-stack/tools"
 MARKER = ".innodb-stack-tool.json"
@@ -91,7 +92,7 @@ def binary_path(name: str) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"[stack.tools {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    say("stack.tools", message)
 
 
 def built(name: str) -> dict | None:
@@ -117,18 +118,10 @@ def ensure(name: str) -> str:
     """The tool's binary, built first when it is not (yet). Safe to call from many processes."""
     if name not in TOOLS:
         raise ToolError(f"no tool named {name!r}; known: {', '.join(TOOLS)}")
-    if built(name):
-        return binary_path(name)
-    go = _go()
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), f"{name}.lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            _say(f"another process is building {name}; waiting for it")
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        if not built(name):  # the other process may have finished it meanwhile
-            _build(TOOLS[name], go)
+    if not built(name):
+        go = _go()
+        build_once(cache_dir(), name, lambda: built(name), lambda: _build(TOOLS[name], go),
+                   lambda: _say(f"another process is building {name}; waiting for it"))
     return binary_path(name)
 
 

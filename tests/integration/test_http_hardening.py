@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import os
 import select
 import signal
 import socket
@@ -19,18 +18,16 @@ import ssl
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import bcrypt
 import pytest
 
 from innodb_exporter.web import server as webserver
-from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, Sysbench, wait_for
+from support.exporter import Exporter
+from support.servers import EXPORTER_PASSWORD, EXPORTER_USER, Sysbench
 from support.tls import make_pki
 
 pytestmark = pytest.mark.integration
@@ -40,55 +37,9 @@ PASSWORD = "scrape-pw"
 # --- the exporter process and its clients ------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Exporter:
-    def __init__(self, db, *flags: str, env: dict | None = None):
-        self.port = free_port()
-        self.log_file = tempfile.NamedTemporaryFile(prefix="innodb-exporter-", suffix=".log", delete=False)
-        env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "exporters"), "MYSQLD_EXPORTER_PASSWORD": EXPORTER_PASSWORD,
-               **(env or {})}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "innodb_exporter", f"--web.listen-address=127.0.0.1:{self.port}", f"--mysqld.address={db.address}",
-             f"--mysqld.username={EXPORTER_USER}", "--config.my-cnf=/dev/null", *flags],
-            stdout=self.log_file, stderr=subprocess.STDOUT, env=env)
-        wait_for(self._listening, 30, what=f"the exporter on port {self.port} (log {self.log_file.name})")
-
-    def _listening(self) -> bool:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"the exporter exited with {self.proc.returncode}: {self.log()}")
-        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-            return True
-
-    def cpu_seconds(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-    def log(self) -> str:
-        with open(self.log_file.name, encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-        os.unlink(self.log_file.name)
+def exporter_of(db, *flags: str, env: dict | None = None) -> Exporter:
+    """The real exporter of the fresh server, with the tests' account."""
+    return Exporter(db.address, EXPORTER_USER, EXPORTER_PASSWORD, *flags, env=env)
 
 
 def request(port, path="/metrics", *, user=None, password=None, context=None, timeout_header=5.0, method="GET",
@@ -225,7 +176,7 @@ def test_a_thousand_idle_connections_plain_and_tls_do_not_stop_scrapes(fresh_db,
     cases = [("plain HTTP", (), None, [b"", b"GET /metrics HTTP/1.1\r\nHost: x\r\n"]),
              ("TLS", (f"--web.config.file={web}",), context, [b"", HALF_CLIENT_HELLO])]
     for name, flags, ctx, openings in cases:
-        with Exporter(fresh_db, *flags) as exporter:
+        with exporter_of(fresh_db, *flags) as exporter:
             assert up(request(exporter.port, context=ctx)[2])
             with IdleFlood(exporter.port, 1024, openings) as flood:
                 time.sleep(1.0)
@@ -251,7 +202,7 @@ def test_a_thousand_idle_connections_plain_and_tls_do_not_stop_scrapes(fresh_db,
 def test_200_concurrent_scrapes_are_all_answered(fresh_db):
     load = Sysbench(fresh_db, tables=2, table_size=5000, threads=2).prepare().start(seconds=300)
     try:
-        with Exporter(fresh_db) as exporter:
+        with exporter_of(fresh_db) as exporter:
             assert up(request(exporter.port)[2])
             barrier = threading.Barrier(200)
             results: list = []
@@ -283,7 +234,7 @@ def test_basic_auth_timing_guessing_headers_and_bodies(fresh_db, tmp_path):
     web = tmp_path / "web.yml"
     web.write_text(f"basic_auth_users:\n  prometheus: '{hashed}'\nhttp_server_config:\n  headers:\n"
                    f"    X-Content-Type-Options: nosniff\n    X-Frame-Options: deny\n")
-    with Exporter(fresh_db, f"--web.config.file={web}") as exporter:
+    with exporter_of(fresh_db, f"--web.config.file={web}") as exporter:
         port = exporter.port
 
         def scrape():
@@ -354,7 +305,7 @@ def test_basic_auth_timing_guessing_headers_and_bodies(fresh_db, tmp_path):
 def test_plain_http_and_tls10_against_the_tls_port_leave_no_traceback(fresh_db, tmp_path):
     web, context = tls_web_config(tmp_path)
     for level, expected_lines in (("debug", 2), ("info", 0)):
-        with Exporter(fresh_db, f"--web.config.file={web}", f"--log.level={level}") as exporter:
+        with exporter_of(fresh_db, f"--web.config.file={web}", f"--log.level={level}") as exporter:
             with socket.create_connection(("127.0.0.1", exporter.port), timeout=5) as sock:
                 sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
                 assert sock.recv(100) == b""
@@ -378,7 +329,7 @@ def test_sigterm_finishes_the_scrape_in_flight_closes_connections_and_exits_0(fr
     silent_port = silent.getsockname()[1]
     aborted_before = int(fresh_db.sql("SHOW GLOBAL STATUS LIKE 'Aborted_clients'")[0][1])
     try:
-        with Exporter(fresh_db, f"--probe.allow=127.0.0.1:{silent_port}") as exporter:
+        with exporter_of(fresh_db, f"--probe.allow=127.0.0.1:{silent_port}") as exporter:
             assert up(request(exporter.port)[2])  # the default target's connection is open now
             keep_alive = http.client.HTTPConnection("127.0.0.1", exporter.port, timeout=10)
             keep_alive.request("GET", "/-/healthy")
@@ -420,7 +371,7 @@ def test_exporter_toolkits_tls_client_auth_rate_limit_and_framing_on_the_real_ex
                    f"basic_auth_users:\n  prometheus: '{hashed}'\n"
                    f"rate_limit:\n  interval: 1h\n  burst: 6\n")
     # The system's roots verify the client certificate, as in Go; SSL_CERT_FILE makes them the test CA.
-    with Exporter(fresh_db, f"--web.config.file={web}", env={"SSL_CERT_FILE": pki.ca}) as exporter:
+    with exporter_of(fresh_db, f"--web.config.file={web}", env={"SSL_CERT_FILE": pki.ca}) as exporter:
         ours = pki.client_context(pki.client_cert, pki.client_key)
         status, _, body, _ = request(exporter.port, user="prometheus", password=PASSWORD, context=ours)
         assert status == 200 and up(body)

@@ -24,13 +24,13 @@ import time
 import urllib.parse
 import urllib.request
 
-import pymysql
 import pytest
 
 from stack.native import Stack
 from stack.settings import DEFAULT_PORTS, REPO, Settings
 from support.html_check import structure
 from support.servers import free_port, wait_for
+from support.transactions import hold_read_view
 
 pytestmark = pytest.mark.integration
 
@@ -104,16 +104,8 @@ def _held_until_captured(inc: Incident) -> None:
     its capture is taken; then released, until the alert resolves."""
     stack = inc.stack
     wait_for(lambda: time.time() - inc.started > 60, 90, interval=5, what="a minute of data before the incident")
-    conn = pymysql.connect(unix_socket=stack.s.path("mariadb", "mysqld.sock"), user="root",
-                           password=stack._secret("mariadb-root"), database="sbtest", autocommit=False)
+    conn, inc.trx_id = hold_read_view(stack)
     try:
-        with conn.cursor() as cur:
-            cur.execute("CREATE TABLE IF NOT EXISTS held (i INT) ENGINE=InnoDB")
-            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-            cur.execute("SELECT COUNT(*) FROM sbtest1")
-            cur.execute("INSERT INTO held VALUES (1)")
-            cur.execute("SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
-            inc.trx_id = str(cur.fetchone()[0])
         wait_for(inc.firing, 420, interval=5, what=f"{ALERT} firing")
         wait_for(inc.captures, 120, interval=2, what="the capture of the page")
         inc.capture = inc.captures()[0]

@@ -15,12 +15,12 @@ import time
 import urllib.parse
 import urllib.request
 
-import pymysql
 import pytest
 
 from stack.tools import TOOLS
 from support.dashboards import check_panels
 from support.servers import wait_for
+from support.transactions import hold_read_view
 
 pytestmark = pytest.mark.integration
 
@@ -109,15 +109,7 @@ def capture_file(stack, capture: dict, name: str) -> str:
 def held_transaction(stack):
     """A transaction with a read view that has written (so it has an id of its own), held open while sysbench
     writes: purge cannot pass it. Yields its id."""
-    conn = pymysql.connect(unix_socket=stack.s.path("mariadb", "mysqld.sock"), user="root",
-                           password=stack._secret("mariadb-root"), database="sbtest", autocommit=False)
-    with conn.cursor() as cur:
-        cur.execute("CREATE TABLE IF NOT EXISTS held (i INT) ENGINE=InnoDB")
-        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        cur.execute("SELECT COUNT(*) FROM sbtest1")
-        cur.execute("INSERT INTO held VALUES (1)")
-        cur.execute("SELECT trx_id FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()")
-        trx_id = str(cur.fetchone()[0])
+    conn, trx_id = hold_read_view(stack)
     yield trx_id
     conn.rollback()
     conn.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -46,22 +48,30 @@ def parse_samples(text: str) -> Samples:
 
 class Exporter:
     def __init__(self, address: str, user: str, password: str | None, *args: str, my_cnf: str | None = None,
-                 command: list[str] | None = None):
+                 command: list[str] | None = None, env: dict[str, str] | None = None):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         fd, self.log_path = tempfile.mkstemp(prefix="innodb-exporter-", suffix=".log")
         self.password = password
-        env = {k: v for k, v in os.environ.items() if k != "MYSQLD_EXPORTER_PASSWORD"}
+        extra_env, env = env, {k: v for k, v in os.environ.items() if k != "MYSQLD_EXPORTER_PASSWORD"}
         if password is not None:
             env["MYSQLD_EXPORTER_PASSWORD"] = password
         if command is None:  # the checkout's package; a command of its own (an installed one) runs its own
             env["PYTHONPATH"] = os.path.join(ROOT, "exporters")
+        env.update(extra_env or {})
         self.cmd = [*(command or exporter_command()), f"--web.listen-address=127.0.0.1:{self.port}",
                     f"--mysqld.address={address}", f"--mysqld.username={user}",
                     f"--config.my-cnf={my_cnf or os.devnull}", *args]
         self._log = os.fdopen(fd, "w")
         self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
-        wait_for(lambda: self.get("/")[0] == 200, 20, what=f"exporter on {self.url} (log {self.log_path})")
+        wait_for(self._listening, 30, what=f"exporter on {self.url} (log {self.log_path})")
+
+    def _listening(self) -> bool:
+        """Accepting connections (whatever its web configuration asks of a client: TLS, a password)."""
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"the exporter exited with {self.proc.returncode}: {self.log()}")
+        with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+            return True
 
     def get(self, path: str, timeout_header: float | None = None, timeout: float = 30) -> tuple[int, str]:
         request = urllib.request.Request(self.url + path)
@@ -80,6 +90,11 @@ class Exporter:
         assert status == 200, body
         return parse_samples(body), elapsed
 
+    def cpu_seconds(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
     def log(self) -> str:
         self._log.flush()
         with open(self.log_path, encoding="utf-8") as f:
@@ -88,6 +103,8 @@ class Exporter:
     def stop(self) -> None:
         terminate(self.proc, timeout=10)
         self._log.close()
+        with contextlib.suppress(FileNotFoundError):  # stopped before
+            os.unlink(self.log_path)
 
     def __enter__(self):
         return self

@@ -28,14 +28,6 @@ def test_variables_are_grafanas():
         preview.substitute("x[$__unknown]", values)
 
 
-def test_units_are_formatted_as_grafana_does():
-    assert preview.format_value("percentunit", 0.373) == "37.3%"
-    assert preview.format_value("s", 0.00025) == "250 µs" and preview.format_value("s", 90) == "1.5 min"
-    assert preview.format_value("bytes", 3 * 1024 ** 2) == "3 MiB" and preview.format_value("Bps", 1500) == "1.5 kB/s"
-    assert preview.format_value("suffix:× io_capacity", 13.13) == "13.1× io_capacity"
-    assert preview.format_value("ops", float("nan")) == "–"
-
-
 def test_overrides_apply_in_order_and_the_regexp_is_anchored():
     panel = {"fieldConfig": {"defaults": {"custom": {"fillOpacity": 10}}, "overrides": [
         {"matcher": {"id": "byFrameRefID", "options": "B"}, "properties": [{"id": "custom.fillOpacity", "value": 0}]},

@@ -10,6 +10,7 @@ from html import escape as _escape
 
 from innodb_tuning import CLASS_NAMES
 from signals import bottleneck as b
+from signals.units import format_value
 
 from . import runbooks, svg
 from .charts import Chart
@@ -129,9 +130,9 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
         out.append("<h4>Headline peaks</h4><table><tr><th>Measure</th><th>Highest</th><th>At</th>"
                    "<th>Alert threshold</th></tr>")
         for peak in server.peaks:
-            value = svg.fmt(peak.unit, peak.value)
+            value = format_value(peak.unit, peak.value)
             if peak.peak.per_hour and peak.value is not None:
-                value += f" ({svg.fmt('short', peak.value * 3600)}/h)"
+                value += f" ({format_value('short', peak.value * 3600)}/h)"
             which = f" <small>{escape(peak.legend)}</small>" if peak.legend and len(
                 _chart_of(server, peak.peak.chart).lines) > 1 else ""
             at = _time(peak.at_s * 1000) if peak.at_s is not None else "no data"
@@ -139,7 +140,7 @@ def _summary(incident: Incident, captures: list[Capture], meta: Meta) -> str:
             for threshold in peak.thresholds:
                 crossed = peak.value is not None and peak.value > threshold.value
                 limits.append(f'<span class="{"crossed" if crossed else ""}">{escape(threshold.level)} '
-                              f"{escape(svg.fmt(peak.unit, threshold.value))}{' (crossed)' if crossed else ''}</span>")
+                              f"{escape(format_value(peak.unit, threshold.value))}{' (crossed)' if crossed else ''}</span>")
             out.append(f'<tr><td><a href="#chart-{_anchor(server.instance)}-{peak.peak.chart}">'
                        f"{escape(peak.peak.title)}</a></td><td>{escape(value)}{which}</td><td>{escape(at)}</td>"
                        f"<td>{', '.join(limits) or '–'}</td></tr>")
@@ -251,7 +252,7 @@ def _charts(incident: Incident, captures: list[Capture]) -> str:
         marks += [(c.at_ms / 1000, "change", f"{c.setting}: {c.before} to {c.after}") for c in server.changes]
         for data in server.charts:
             chart = data.chart
-            thresholds = [(t.value, t.level, f"{t.alert} {t.level} {svg.fmt(chart.unit, t.value)}")
+            thresholds = [(t.value, t.level, f"{t.alert} {t.level} {format_value(chart.unit, t.value)}")
                           for t in chart.thresholds]
             out.append(f'<figure id="chart-{_anchor(server.instance)}-{chart.key}"><figcaption>{escape(chart.title)}'
                        "</figcaption>")
@@ -260,7 +261,7 @@ def _charts(incident: Incident, captures: list[Capture]) -> str:
                                      thresholds, marks))
                 out.append('<p class="legend">' + " ".join(
                     f'<span><span class="swatch" style="background:{svg.PALETTE[n % len(svg.PALETTE)]}"></span>'
-                    f"{escape(d.legend)} <small>max {escape(svg.fmt(chart.unit, max(v for _, v in d.points)))}</small>"
+                    f"{escape(d.legend)} <small>max {escape(format_value(chart.unit, max(v for _, v in d.points)))}</small>"
                     f"</span>" for n, d in enumerate(data.series)) + "</p>")
             else:
                 out.append('<p class="none">No data for this server in the window'
@@ -308,7 +309,7 @@ def _capture(out: list[str], capture: Capture, budget: int) -> int:
                    "<th>Thread</th><th>State</th><th>Statement</th></tr>")
         for t in rows:
             statement = getattr(t, "query", "")
-            out.append(f"<tr><td><code>{escape(t.trx_id)}</code></td><td>{escape(svg.fmt('s', t.seconds))}</td>"
+            out.append(f"<tr><td><code>{escape(t.trx_id)}</code></td><td>{escape(format_value('s', t.seconds))}</td>"
                        f"<td>{escape(t.thread_id if t.thread_id is not None else '?')}</td><td>{escape(t.state)}</td>"
                        f"<td><code>{escape(statement)}</code></td></tr>")
         out.append("</table>")
@@ -340,10 +341,10 @@ def _capture(out: list[str], capture: Capture, budget: int) -> int:
         size = len(text.encode("utf-8", "replace"))
         if size <= budget:
             budget -= size
-            out.append(f"<details><summary><code>{escape(name)}</code> ({escape(svg.fmt('bytes', size))})</summary>"
+            out.append(f"<details><summary><code>{escape(name)}</code> ({escape(format_value('bytes', size))})</summary>"
                        f"<pre>{escape(text)}</pre></details>")
         else:
-            out.append(f'<p class="none"><code>{escape(name)}</code> ({escape(svg.fmt("bytes", size))}) is left out of '
+            out.append(f'<p class="none"><code>{escape(name)}</code> ({escape(format_value("bytes", size))}) is left out of '
                        "this file (its budget of raw text is spent): it is in the bundle, texts/.</p>")
     out.append("</article>")
     return budget
@@ -396,7 +397,7 @@ def _deadlock(capture: Capture) -> str:
         rolled = " <strong>rolled back</strong>" if deadlock.rolled_back == t.number else ""
         waited = t.waits_for + [f"behind {c}" for c in t.conflicts_with]
         out.append(f"<tr><td>({t.number}){rolled}</td><td><code>{escape(t.trx_id)}</code></td>"
-                   f"<td>{escape(svg.fmt('s', t.seconds))}</td><td>{_or_dash(t.thread_id)}</td>"
+                   f"<td>{escape(format_value('s', t.seconds))}</td><td>{_or_dash(t.thread_id)}</td>"
                    f"<td><code>{escape(t.statement)}</code></td><td>{'<br>'.join(escape(x) for x in t.holds) or '–'}</td>"
                    f"<td>{'<br>'.join(escape(x) for x in waited) or '–'}</td></tr>")
     out.append("</table>")

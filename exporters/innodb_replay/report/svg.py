@@ -8,6 +8,8 @@ import math
 import time
 from html import escape
 
+from signals.units import format_value
+
 WIDTH = 920
 LEFT, RIGHT = 76, 16  # room for the y labels; the last x label
 PALETTE = ("#1F60C4", "#E0752D", "#37872D", "#8F3BB8", "#C4162A", "#0A8C8C", "#B877D9", "#705DA0")
@@ -16,38 +18,7 @@ CAPTURE_COLOUR, CHANGE_COLOUR = "#8F3BB8", "#0A8C8C"
 GREY = "#9FA7B3"
 
 
-# --- numbers and times, as the dashboards show them ------------------------------------------------
-
-def _scaled(value: float, base: float, suffixes) -> str:
-    magnitude, index = abs(value), 0
-    while index + 1 < len(suffixes) and magnitude >= base ** (index + 1):
-        index += 1
-    return f"{value / base ** index:.3g}{suffixes[index]}"
-
-
-def fmt(unit: str, value: float | None) -> str:
-    """A value in a Grafana unit, as a panel writes it."""
-    if value is None or not math.isfinite(value):
-        return "–"
-    if unit == "percentunit":
-        return f"{value * 100:.3g} %"
-    if unit == "s":
-        magnitude = abs(value)
-        for limit, divisor, suffix in ((86400, 86400, " d"), (3600, 3600, " h"), (60, 60, " min"), (1, 1, " s"),
-                                       (1e-3, 1e-3, " ms"), (1e-6, 1e-6, " µs")):
-            if magnitude >= limit:
-                return f"{value / divisor:.3g}{suffix}"
-        return "0 s" if value == 0 else f"{value / 1e-9:.3g} ns"
-    if unit == "bytes":
-        return _scaled(value, 1024, (" B", " KiB", " MiB", " GiB", " TiB"))
-    if unit == "Bps":
-        return _scaled(value, 1000, (" B/s", " kB/s", " MB/s", " GB/s"))
-    if unit == "ops":
-        return _scaled(value, 1000, ("/s", " K/s", " M/s"))
-    if unit.startswith("count:"):
-        return _scaled(value, 1000, ("", " K", " M", " B")) + " " + unit[len("count:"):]
-    return _scaled(value, 1000, ("", " K", " Mil", " Bil"))
-
+# --- times, as the dashboards show them ----------------------------------------------------------
 
 def clock(seconds: float, with_date: bool = False, seconds_too: bool = False) -> str:
     """UTC: 14:05, or 2026-11-20 14:05, or 14:05:30."""
@@ -138,7 +109,7 @@ def chart(series: list[tuple[str, list[tuple[float, float]]]], unit: str, start:
     value = low
     while value <= high + tick / 2:
         out.append(f'<line x1="{axis.x0}" x2="{axis.x1}" y1="{y(value):.1f}" y2="{y(value):.1f}" class="grid"/>')
-        out.append(f'<text x="{axis.x0 - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(fmt(unit, value))}</text>')
+        out.append(f'<text x="{axis.x0 - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{escape(format_value(unit, value))}</text>')
         value += tick
     out += axis.labels(bottom)
     out.append(f'<line x1="{axis.x0}" x2="{axis.x1}" y1="{bottom}" y2="{bottom}" class="axis"/>')
