@@ -53,17 +53,17 @@ class Exporter:
         self.url = f"http://127.0.0.1:{self.port}"
         fd, self.log_path = tempfile.mkstemp(prefix="innodb-exporter-", suffix=".log")
         self.password = password
-        extra_env, env = env, {k: v for k, v in os.environ.items() if k != "MYSQLD_EXPORTER_PASSWORD"}
+        environment = {k: v for k, v in os.environ.items() if k != "MYSQLD_EXPORTER_PASSWORD"}
         if password is not None:
-            env["MYSQLD_EXPORTER_PASSWORD"] = password
+            environment["MYSQLD_EXPORTER_PASSWORD"] = password
         if command is None:  # the checkout's package; a command of its own (an installed one) runs its own
-            env["PYTHONPATH"] = os.path.join(ROOT, "exporters")
-        env.update(extra_env or {})
+            environment["PYTHONPATH"] = os.path.join(ROOT, "exporters")
+        environment.update(env or {})
         self.cmd = [*(command or exporter_command()), f"--web.listen-address=127.0.0.1:{self.port}",
                     f"--mysqld.address={address}", f"--mysqld.username={user}",
                     f"--config.my-cnf={my_cnf or os.devnull}", *args]
         self._log = os.fdopen(fd, "w")
-        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(self.cmd, stdout=self._log, stderr=subprocess.STDOUT, env=environment)
         wait_for(self._listening, 30, what=f"exporter on {self.url} (log {self.log_path})")
 
     def _listening(self) -> bool:
