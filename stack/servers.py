@@ -48,12 +48,15 @@ CONFIGS = ("stock", "tuned")
 
 
 _handed_out: set[int] = set()
+# Where a process claims the ports it hands out, against the other processes of the machine that hand out ports
+# too (the test lanes' two workers, a benchmark beside them): a port is bindable in both until one binds it.
+CLAIMS = os.path.join(tempfile.gettempdir(), "innodb-stack-ports")
 
 
 def free_port() -> int:
     """A free port on 127.0.0.1 below the kernel's ephemeral range: no outgoing connection takes it as
     its local port while a server is down, so a server restarted on its port (the fault tests) finds it
-    free; and no port twice from one process."""
+    free; and no port twice, from one process or from two at once (``CLAIMS``)."""
     try:
         with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
             ephemeral_low = int(f.read().split()[0])
@@ -61,10 +64,48 @@ def free_port() -> int:
         ephemeral_low = 32768
     for _ in range(200):
         port = random.randrange(10000, max(ephemeral_low, 10001))
-        if port not in _handed_out and _bindable(port):
+        if port not in _handed_out and _bindable(port) and _claim(port):
             _handed_out.add(port)
             return port
     raise RuntimeError(f"no free port found between 10000 and {ephemeral_low}")
+
+
+def _claim(port: int) -> bool:
+    """The port is this process's, by a file in CLAIMS naming its pid (written whole, then linked into place),
+    unless a process that still runs claimed it first. A claim outlives its process: it is void once that
+    process has ended."""
+    os.makedirs(CLAIMS, exist_ok=True)
+    path = os.path.join(CLAIMS, str(port))
+    with tempfile.NamedTemporaryFile("w", dir=CLAIMS, prefix=".claim-") as mine:
+        mine.write(str(os.getpid()))
+        mine.flush()
+        for _ in range(2):
+            try:
+                os.link(mine.name, path)
+                return True
+            except FileExistsError:
+                try:
+                    with open(path) as f:
+                        owner = int(f.read())
+                except (OSError, ValueError):
+                    return False  # unreadable: left to whoever wrote it
+                if owner == os.getpid() or _running(owner):
+                    return False
+                try:
+                    os.unlink(path)  # the claim of a process that has ended
+                except FileNotFoundError:
+                    pass
+    return False
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _bindable(port: int) -> bool:

@@ -17,9 +17,9 @@ first use (stack/roots.py; about a minute each, once per machine).
 
 And the fixtures of the MariaDB-only tests: ``fresh_db``, and the two stacks that several modules share,
 ``native_stack`` (on Debian's Prometheus) and ``alerting_stack`` (on Prometheus 3). The tests of each stack
-run one after the other (the native stack's first), and each stack stops as soon as its last test has run:
-no stack loads the machine while other tests run, and the two are never up at once. ``thanos_stack`` is
-test_thanos.py's own, up while that module runs, before either.
+run one after the other, on one pytest-xdist worker, and each stack stops as soon as its last test has run.
+``thanos_stack`` is test_thanos.py's own, up while that module runs; it and ``alerting_stack`` are never up at
+once (GROUPS).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Callable
 
 import pytest
 
+from stack import tools
 from stack.native import Stack
 from stack.settings import DEFAULT_PORTS, Settings
 from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
@@ -143,13 +144,44 @@ def fresh_db():
 SHARED_STACKS = ("native_stack", "alerting_stack")
 _running: dict[str, Callable[[], None]] = {}
 
+# The tests of a session's shared fixture are one unit of pytest-xdist's work, run by one worker: the pool's
+# servers (one per combination, not one per worker) and each shared stack. The stressed stacks share a unit:
+# each keeps both cores busy with an unthrottled sysbench, so they never run at once.
+GROUPS = {"flavor_server": "flavor-servers", "native_stack": "native-stack",
+          "alerting_stack": "stressed-stacks", "thanos_stack": "stressed-stacks"}
+# The tools each fixture runs (stack/tools.py), and the longest unit: the stressed stacks' 15 minutes.
+TOOLS = {"alerting_stack": ("prometheus",), "thanos_stack": ("prometheus", "thanos")}
+LONGEST = "stressed-stacks"
 
-@pytest.hookimpl(trylast=True)  # after pytest's own ordering, which the stable sort keeps within each group
+
+def pytest_itemcollected(item):
+    group = next((group for name, group in GROUPS.items() if name in item.fixturenames), None)
+    if group:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _tools(item) -> set[str]:
+    needed = {tool for name, tools_ in TOOLS.items() if name in item.fixturenames for tool in tools_}
+    if getattr(item, "callspec", None) and item.callspec.params.get("promtool") == "3":
+        needed.add("promtool")
+    return needed
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own ordering, which the stable sort keeps within each rank
 def pytest_collection_modifyitems(items):
-    def group(item) -> int:
-        return next((n for n, name in enumerate(SHARED_STACKS, 1) if name in item.fixturenames), 0)
+    """The order the tests start in, which is the order of xdist's units (--no-loadscope-reorder): the longest
+    unit first, so that the other worker takes the rest meanwhile; then the integration tests, then the unit
+    tests, short units that fill the end; a test whose tool is still building (.ci/run builds them beside the
+    tests) after every test that can run now; the shared stacks' tests together, the native stack's first."""
+    unbuilt = {name for name in ("promtool", "prometheus", "thanos") if not tools.built(name)}
 
-    items.sort(key=group)
+    def rank(item) -> tuple[int, int]:
+        group = next((mark.args[0] for mark in item.iter_markers("xdist_group")), "")
+        waits = bool(_tools(item) & unbuilt)
+        shared = next((n for n, name in enumerate(SHARED_STACKS, 1) if name in item.fixturenames), 0)
+        return (3 if waits else 0 if group == LONGEST else 1 if item.get_closest_marker("integration") else 2), shared
+
+    items.sort(key=rank)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -9,8 +9,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 from support.golden import TESTS
 
+pytestmark = pytest.mark.integration
 BENCHMARKS = os.path.join(os.path.dirname(TESTS), "benchmarks")
 
 

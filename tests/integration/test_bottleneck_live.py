@@ -42,7 +42,8 @@ from stack.native import Stack
 from stack.settings import DEFAULT_PORTS, REPO, Settings
 from support.servers import MONITORING_OPTIONS, MariaDB, Sysbench, free_port, wait_for
 
-pytestmark = pytest.mark.integration
+# Alone: another test's load beside it would make the host bound class hold in the healthy phase.
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 
 NAMED_WITHIN = 120  # seconds from a load's start to its class being named
 HISTORY_HIGH = 3000

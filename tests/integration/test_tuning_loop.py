@@ -43,7 +43,8 @@ from stack.settings import DEFAULT_PORTS, Settings, demo_name
 from support.golden import TESTS
 from support.servers import free_port, options, server, wait_for
 
-pytestmark = pytest.mark.integration
+# Alone: another test's load beside it would move the throughput it compares before and after a change.
+pytestmark = [pytest.mark.integration, pytest.mark.alone]
 ROOT = os.path.dirname(TESTS)
 WINDOW, SETTLE = 150, 30
 # The server's first minutes under the load are not its steady state: the buffer pool warms, checkpoint age
