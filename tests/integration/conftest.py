@@ -34,6 +34,7 @@ import pytest
 from stack import tools
 from stack.native import Stack
 from stack.settings import DEFAULT_PORTS, Settings
+from support.lanes import unit
 from support.servers import CONFIGS, FLAVORS, MariaDB, Server, Sysbench, free_port, server, wait_for
 from support.servers import options as server_options
 from support.tools import built_tool
@@ -140,13 +141,14 @@ def fresh_db():
         db.cleanup()
 
 
-# The stacks shared by several modules, in the order their tests run, and how to stop those still up.
-SHARED_STACKS = ("native_stack", "alerting_stack")
+# The stacks, in the order their tests run (Thanos is the last tool stack/tools.py builds), and how to stop the
+# shared ones still up.
+STACKS = ("native_stack", "alerting_stack", "thanos_stack")
 _running: dict[str, Callable[[], None]] = {}
 
-# The tests of a session's shared fixture are one unit of pytest-xdist's work, run by one worker: the pool's
-# servers (one per combination, not one per worker) and each shared stack. The stressed stacks share a unit:
-# each keeps both cores busy with an unthrottled sysbench, so they never run at once.
+# The tests of a session's shared fixture are one unit of the shared lane's work, run by one worker (support/lanes.py):
+# the pool's servers (one per combination, not one per worker) and each shared stack. The stressed stacks share a
+# unit: each keeps both cores busy with an unthrottled sysbench, so they never run at once.
 GROUPS = {"flavor_server": "flavor-servers", "native_stack": "native-stack",
           "alerting_stack": "stressed-stacks", "thanos_stack": "stressed-stacks"}
 # The tools each fixture runs (stack/tools.py), and the longest unit: the stressed stacks' 15 minutes.
@@ -157,7 +159,7 @@ LONGEST = "stressed-stacks"
 def pytest_itemcollected(item):
     group = next((group for name, group in GROUPS.items() if name in item.fixturenames), None)
     if group:
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.together(group))
 
 
 def _tools(item) -> set[str]:
@@ -169,17 +171,17 @@ def _tools(item) -> set[str]:
 
 @pytest.hookimpl(trylast=True)  # after pytest's own ordering, which the stable sort keeps within each rank
 def pytest_collection_modifyitems(items):
-    """The order the tests start in, which is the order of xdist's units (--no-loadscope-reorder): the longest
-    unit first, so that the other worker takes the rest meanwhile; then the integration tests, then the unit
-    tests, short units that fill the end; a test whose tool is still building (.ci/run builds them beside the
-    tests) after every test that can run now; the shared stacks' tests together, the native stack's first."""
+    """The order the tests start in, which is the order of the shared lane's units: the longest
+    unit first, so that the other worker takes the rest meanwhile (from nothing its worker waits for
+    Prometheus 3, which .ci/run builds first, beside the tests); then the integration tests, then the unit
+    tests, short units that fill the end; a test whose tool is still building after every other test of its
+    unit; each stack's tests together, in the order of STACKS."""
     unbuilt = {name for name in ("promtool", "prometheus", "thanos") if not tools.built(name)}
 
     def rank(item) -> tuple[int, int]:
-        group = next((mark.args[0] for mark in item.iter_markers("xdist_group")), "")
         waits = bool(_tools(item) & unbuilt)
-        shared = next((n for n, name in enumerate(SHARED_STACKS, 1) if name in item.fixturenames), 0)
-        return (3 if waits else 0 if group == LONGEST else 1 if item.get_closest_marker("integration") else 2), shared
+        stack = next((n for n, name in enumerate(STACKS, 1) if name in item.fixturenames), 0)
+        return (0 if unit(item) == LONGEST else 3 if waits else 1 if item.get_closest_marker("integration") else 2), stack
 
     items.sort(key=rank)
 
