@@ -68,8 +68,8 @@ class Tool:
 # of Thanos Query, sizing a message from labels it misreads).
 # Prometheus is built with its remove_all_sd tag (plugins/), which keeps the service discovery it always has
 # (static, file and HTTP) and leaves out the others (the clouds, Consul, Kubernetes and the rest; promtool keeps
-# Kubernetes', which it imports itself): the stack's targets are static and file, and the rest was most of the
-# build (promtool from an empty build cache: 134 s with the tag beside the tests, 283 s without it alone).
+# Kubernetes', which it imports itself): the stack's targets are static and file. From nothing, promtool then
+# downloads 135 modules and compiles 1,115 packages, against 199 and 1,362 without the tag.
 PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0", "3.16.0")
 PROMETHEUS_TAGS = ("remove_all_sd",)
 # In the order `build` builds them: the order in which the tests first need them (tests/integration/conftest.py).

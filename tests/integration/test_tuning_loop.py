@@ -5,20 +5,20 @@ export of the same run imported elsewhere.
 
 One run, in this order (``run``), then the tests read what it saw:
 
-1. innodb_io_capacity set to the value it has, once a window of steady load lies behind: no mark, and
-   ``--at`` that moment says throughput is within noise (read before change 2 is made).
-2. SET GLOBAL innodb_flush_log_at_trx_commit = 1 -> 2: a commit-bound load commits without an fsync each;
-   transactions per second must be better beyond the noise band.
+1. SET GLOBAL innodb_flush_log_at_trx_commit = 1 -> 2 once the before window has filled: a commit-bound
+   load commits without an fsync each; transactions per second must be better beyond the noise band.
+2. innodb_io_capacity set to the value it has, once the before window after change 1 is steady: no mark, and
+   ``--at`` that moment says throughput is within noise.
 3. The server restarted with a larger innodb_buffer_pool_size: marked as a change across a restart, which
-   impact refuses to compare and says why; the SET GLOBAL of step 2, not in the configuration, is set back
+   impact refuses to compare and says why; the SET GLOBAL of step 1, not in the configuration, is set back
    by the restart, which is marked too.
-4. The whole run exported, imported into a replay Prometheus: impact gives the same table for change 2
+4. The whole run exported, imported into a replay Prometheus: impact gives the same table for change 1
    (``--end`` the moment of the live run: the restart made a later change of the same setting).
 
 After two minutes of warm-up (WARM_UP), the windows are shorter than the defaults, to keep the run near
 twelve minutes: ``--window 150s --settle 30s`` (five sub-windows of 30 s for the noise band; with three,
 Student's t with two degrees of freedom is 9.9 at 99 %). How much the change gains depends on what an fsync
-costs the machine: +40 % and +48 % in runs on this CI's 2 cores, where it runs alone (its lane: tests/conftest.py).
+costs the machine: +40 % and +48 % in runs on this CI's 2 cores, where it runs alone (its lane: support/lanes.py).
 """
 
 from __future__ import annotations
@@ -117,25 +117,25 @@ def run():
         stack.up()
         r = Run(stack)
         db = r.db()
-        # 1. A no-op once a window of steady full-speed load lies behind; its impact read before change 2 is made.
-        sleep_until(r.started + WARM_UP + WINDOW)
+        # 1. Once a before window of steady full-speed load (and a mark's delay) lies behind.
+        sleep_until(r.started + WARM_UP + WINDOW + SETTINGS_MAX_AGE + 3 * SCRAPE + 15)
+        r.seen["change1_made"] = time.time()
+        db.sql("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
+        r.seen["marks1"] = wait_for(lambda: r.marks("innodb_flush_log_at_trx_commit"), 180, interval=5,
+                                    what="the change's mark on the dashboards' data source")
+        mark1 = r.seen["marks1"][0]["at"]
+        # 2. A no-op once the settled load after change 1, and change 1's mark, are a window behind.
+        sleep_until(max(r.seen["change1_made"] + SETTLE, mark1) + WINDOW + 2 * SCRAPE)
         [[capacity]] = db.sql("SELECT @@GLOBAL.innodb_io_capacity")
         r.seen["noop_made"] = time.time()
         db.sql(f"SET GLOBAL innodb_io_capacity = {int(capacity)}")
+        sleep_until(mark1 + SETTLE + WINDOW + 3 * SCRAPE)
+        r.seen["impact1_end"] = f"{time.time():.3f}"  # the replay finds the same latest change before this
+        r.seen["impact1"] = r.impact("--setting", "innodb_flush_log_at_trx_commit")
+        r.seen["impact1_json"] = r.impact("--setting", "innodb_flush_log_at_trx_commit", "--json")
         sleep_until(r.seen["noop_made"] + SETTLE + WINDOW + 3 * SCRAPE)
         r.seen["noop_marks"] = r.marks("innodb_io_capacity")
         r.seen["impact_noop"] = r.impact("--at", f"{r.seen['noop_made']:.3f}", "--json")
-        # 2. The change. Its before window, which ends a settings interval and a scrape before its mark, lies in
-        # the steady load the no-op's windows saw.
-        r.seen["change_made"] = time.time()
-        db.sql("SET GLOBAL innodb_flush_log_at_trx_commit = 2")
-        r.seen["change_marks"] = wait_for(lambda: r.marks("innodb_flush_log_at_trx_commit"), 180, interval=5,
-                                          what="the change's mark on the dashboards' data source")
-        mark = r.seen["change_marks"][0]["at"]
-        sleep_until(mark + SETTLE + WINDOW + 3 * SCRAPE)
-        r.seen["impact_end"] = f"{time.time():.3f}"  # the replay finds the same latest change before this
-        r.seen["impact"] = r.impact("--setting", "innodb_flush_log_at_trx_commit")
-        r.seen["impact_json"] = r.impact("--setting", "innodb_flush_log_at_trx_commit", "--json")
         # 3. The server restarted with a larger buffer pool (the demo server's configuration is its options).
         stack.mariadb_process.stop(remove_pid_file=False)
         restarted = r.db(extra=(f"--innodb-buffer-pool-size={BIGGER_POOL}",))
@@ -157,9 +157,9 @@ def run():
         port = free_port()
         r.seen["import"] = replay("import", bundle, "--data-dir", os.path.join(replay_dir, "data"),
                                   "--port", str(port))
-        r.seen["impact_replayed"] = replay("impact", "--prometheus", f"http://127.0.0.1:{port}", "--instance",
+        r.seen["impact1_replayed"] = replay("impact", "--prometheus", f"http://127.0.0.1:{port}", "--instance",
                                             r.instance, *FLAGS, "--setting", "innodb_flush_log_at_trx_commit",
-                                            "--end", r.seen["impact_end"])
+                                            "--end", r.seen["impact1_end"])
         yield r
     finally:
         replay("stop", "--data-dir", os.path.join(replay_dir, "data"))
@@ -174,18 +174,18 @@ def figure(result: subprocess.CompletedProcess, key: str) -> dict:
 
 
 def test_a_set_global_is_marked_on_the_dashboards_data_source_within_a_settings_interval(run):
-    [mark] = run.seen["change_marks"]
+    [mark] = run.seen["marks1"]
     assert (mark["from"], mark["to"], mark["restart"]) == ("1", "2", "0")
     # Stamped at the exporter's next reading of the settings: within its interval and a couple of scrapes.
-    assert run.seen["change_made"] <= mark["at"] <= run.seen["change_made"] + SETTINGS_MAX_AGE + 6 * SCRAPE
+    assert run.seen["change1_made"] <= mark["at"] <= run.seen["change1_made"] + SETTINGS_MAX_AGE + 6 * SCRAPE
 
 
 def test_flush_log_at_trx_commit_2_is_better_for_transactions_beyond_the_noise_band(run):
-    print("\n" + run.seen["impact"].stdout)
-    tps = figure(run.seen["impact_json"], "transactions")
+    print("\n" + run.seen["impact1"].stdout)
+    tps = figure(run.seen["impact1_json"], "transactions")
     assert tps["verdict"] == "better", tps
     assert tps["change_pct"] > tps["noise_pct"] > 0, tps
-    assert "innodb_flush_log_at_trx_commit 1 → 2" in run.seen["impact"].stdout
+    assert "innodb_flush_log_at_trx_commit 1 → 2" in run.seen["impact1"].stdout
 
 
 def test_setting_a_variable_to_its_value_is_no_change_and_throughput_is_within_noise(run):
@@ -194,7 +194,7 @@ def test_setting_a_variable_to_its_value_is_no_change_and_throughput_is_within_n
     for key in ("transactions", "queries"):
         f = figure(result, key)
         assert f["verdict"] == "within noise", f
-    assert json.loads(result.stdout)["confounders"] == []  # read before the change that follows
+    assert json.loads(result.stdout)["confounders"] == []  # change 1 lies before its windows
 
 
 def test_a_restart_with_a_larger_buffer_pool_is_a_change_across_a_restart_which_impact_will_not_compare(run):
@@ -217,6 +217,6 @@ def test_the_settings_add_a_series_per_setting_the_server_has_and_one_per_change
 def test_the_same_run_exported_and_imported_gives_the_same_impact_table(run):
     assert run.seen["export"].returncode == 0, run.seen["export"].stderr
     assert run.seen["import"].returncode == 0, run.seen["import"].stderr
-    replayed = run.seen["impact_replayed"]
+    replayed = run.seen["impact1_replayed"]
     assert replayed.returncode == 0, replayed.stderr
-    assert replayed.stdout == run.seen["impact"].stdout
+    assert replayed.stdout == run.seen["impact1"].stdout

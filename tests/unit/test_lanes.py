@@ -11,8 +11,11 @@ import sys
 import pytest
 
 from support.golden import TESTS
+from support.lanes import UNITS
 
 pytestmark = pytest.mark.slow  # starts pytest-xdist's workers
+# Without what the pytest running this test says to the pytests it starts (PYTEST_ADDOPTS, xdist's worker id).
+CLEAN = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_") and name != UNITS}
 
 RECORD = """
 import os
@@ -67,7 +70,7 @@ def run(tmp_path, *args) -> list[tuple[str, str]]:
     log = tmp_path / f"lane{len(list(tmp_path.glob('lane*')))}.log"
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(suite)],
                             capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                            env=dict(os.environ, PYTHONPATH=TESTS, LANE_LOG=str(log)))
+                            env={**CLEAN, "PYTHONPATH": TESTS, "LANE_LOG": str(log)})
     assert result.returncode == 0, result.stdout + result.stderr
     return [tuple(line.split()) for line in log.read_text().splitlines()]
 
