@@ -176,7 +176,7 @@ def pytest_collection_modifyitems(items):
     Prometheus 3, which .ci/run builds first, beside the tests); then the integration tests, then the unit
     tests, short units that fill the end; a test whose tool is still building after every other test of its
     unit; each stack's tests together, in the order of STACKS."""
-    unbuilt = {name for name in ("promtool", "prometheus", "thanos") if not tools.built(name)}
+    unbuilt = {name for name in tools.TOOLS if not tools.built(name)}
 
     def rank(item) -> tuple[int, int]:
         waits = bool(_tools(item) & unbuilt)
