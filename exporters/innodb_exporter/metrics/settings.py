@@ -73,6 +73,9 @@ TUNABLES: tuple[Tunable, ...] = (
     # --- durability ----------------------------------------------------------------------------
     Tunable("innodb_flush_log_at_trx_commit", "1 writes and fsyncs the REDO at every commit, 2 writes at commit and "
             "fsyncs once a second, 0 does both once a second: the fsync per commit is the commit-bound load's floor"),
+    Tunable("innodb_log_file_buffering", "the REDO written through the OS page cache (MariaDB 10.8+; OFF: with "
+            "O_DIRECT, its default where the block size is known, unless started with innodb_flush_log_at_trx_commit "
+            "= 2): OFF, a commit at 2 still waits for the device to take its write", ON_OFF),
     Tunable("sync_binlog", "fsync of the binary log every N commit groups (0: left to the OS): a second fsync per "
             "commit where the binary log is on"),
     Tunable("innodb_doublewrite", "pages written twice for torn-page safety: write IO (MySQL 8.0.30+ also "
