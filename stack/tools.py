@@ -1,6 +1,6 @@
 """Go programs the stack runs that Debian does not package, built from their Go modules once and cached.
 
-    python -m stack.tools build [promtool|prometheus|thanos|all]     (default: all)
+    python -m stack.tools build [prometheus|thanos|promtool|all]     (default: all)
     python -m stack.tools status
 
 Prometheus 3 (its ``promtool`` and ``prometheus`` commands) and Thanos, each built with the machine's
@@ -72,14 +72,16 @@ class Tool:
 # downloads 135 modules and compiles 1,115 packages, against 199 and 1,362 without the tag.
 PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0", "3.16.0")
 PROMETHEUS_TAGS = ("remove_all_sd",)
-# In the order `build` builds them: the order in which the tests first need them (tests/integration/conftest.py).
+# In the order `build` builds them, the order in which the tests need them most (tests/integration/conftest.py):
+# Prometheus 3 and Thanos for the stressed stacks, the longest unit of the tests' shared lane, which waits for
+# them; promtool for the rule tests, which run last where it is not built yet.
 TOOLS = {
     "prometheus": Tool("prometheus", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/prometheus", PROMETHEUS[2],
                        tags=PROMETHEUS_TAGS),
-    "promtool": Tool("promtool", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/promtool", PROMETHEUS[2],
-                     tags=PROMETHEUS_TAGS),
     "thanos": Tool("thanos", "github.com/thanos-io/thanos", "v0.42.4", "github.com/thanos-io/thanos/cmd/thanos",
                    "0.42.4", own_module=True, tags=("netgo", "slicelabels")),
+    "promtool": Tool("promtool", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/promtool", PROMETHEUS[2],
+                     tags=PROMETHEUS_TAGS),
 }
 
 
