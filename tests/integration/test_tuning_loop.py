@@ -15,11 +15,11 @@ One run, in this order (``run``), then the tests read what it saw:
 4. The whole run exported, imported into a replay Prometheus: impact gives the same table for change 1
    (``--end`` the moment of the live run: the restart made a later change of the same setting).
 
-After two minutes of warm-up (WARM_UP), the windows are shorter than the defaults, to keep the run near
-twelve minutes: ``--window 150s --settle 30s`` (five sub-windows of 30 s for the noise band; with three,
+After a minute of warm-up (WARM_UP), the windows are shorter than the defaults, to keep the run near
+ten minutes: ``--window 120s --settle 30s`` (four sub-windows of 30 s for the noise band; with three,
 Student's t with two degrees of freedom is 9.9 at 99 %). How much the change gains depends on what a device
-write and flush cost the machine: +137 % against a band of ±24 % in a run on this CI's 2 cores, where it runs
-alone (its lane: support/lanes.py).
+write and flush cost the machine: +137 % against a band of ±24 % in a run on this CI's 2 cores with windows of
+150 s, where it runs alone (its lane: support/lanes.py).
 """
 
 from __future__ import annotations
@@ -47,11 +47,12 @@ from support.servers import free_port, options, server, wait_for
 # Alone: another test's load beside it would move the throughput it compares before and after a change.
 pytestmark = [pytest.mark.integration, pytest.mark.alone]
 ROOT = os.path.dirname(TESTS)
-WINDOW, SETTLE = 150, 30
+WINDOW, SETTLE = 120, 30
 # The server's first minutes under the load are not its steady state: the buffer pool warms, checkpoint age
-# climbs to where flushing holds it. A before window over them (a run's: REDO bound 60 % of it, Healthy 40 %)
-# gave sub-window means so spread that +10 % fell inside a band of ±19.7 %.
-WARM_UP = 120
+# climbs. A before window over them (a run's: REDO bound 60 % of it, Healthy 40 %, with a 32 MB REDO log) gave
+# sub-window means so spread that +10 % fell inside a band of ±19.7 %. The before window starts more than a
+# settings interval after WARM_UP (change 1, below): 2 1/2 minutes into the load at the earliest.
+WARM_UP = 60
 FLAGS = ("--window", f"{WINDOW}s", "--settle", f"{SETTLE}s")
 SCRAPE = 5  # the innodb job's scrape interval (provisioning/prometheus/prometheus.yml)
 BIGGER_POOL = 256 * 1024 * 1024
