@@ -14,7 +14,7 @@ Environment:
                         as the go command reads them (a fresh GOMODCACHE and GOCACHE build from nothing)
 
 Building needs Go (the version each module's go.mod asks for, or later) and the Go module proxy; from
-nothing it takes minutes (promtool about 5, prometheus 1 more, Thanos about 4 on 2 cores), with a line
+nothing it takes minutes (all three about 8 alone on 2 cores, more beside the tests: README.md), with a line
 of progress every 20 s. Two processes never build the same tool at once (a lock file), and a tool counts
 as built only once its marker is written: an interrupted build is started again from nothing.
 """
