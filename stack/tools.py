@@ -74,7 +74,7 @@ PROMETHEUS = ("github.com/prometheus/prometheus", "v0.316.0", "3.16.0")
 PROMETHEUS_TAGS = ("remove_all_sd",)
 # In the order `build` builds them, the order in which the tests need them most (tests/integration/conftest.py):
 # Prometheus 3 and Thanos for the stressed stacks, the longest unit of the tests' shared lane, which waits for
-# them; promtool for the rule tests, which run last where it is not built yet.
+# them; then promtool, which a rule test builds itself if it comes to need it first.
 TOOLS = {
     "prometheus": Tool("prometheus", PROMETHEUS[0], PROMETHEUS[1], f"{PROMETHEUS[0]}/cmd/prometheus", PROMETHEUS[2],
                        tags=PROMETHEUS_TAGS),
